@@ -1,0 +1,17 @@
+//! memtune's pure core: the hardware profile model, its store and lookup chain, and the
+//! planners that turn a profile into decisions. No CUDA here: everything builds and tests
+//! on a machine without a GPU.
+
+pub mod codec;
+pub mod default;
+pub mod digest;
+pub mod error;
+pub mod lookup;
+pub mod profile;
+pub mod store;
+pub mod time;
+
+pub use error::{ErrorClass, ProfileError};
+pub use lookup::{resolve, LookupConfig, Resolved, Source, Wanted};
+pub use profile::*;
+pub use store::Store;

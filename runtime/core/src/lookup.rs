@@ -1,0 +1,219 @@
+//! The lookup chain: which profile describes the device at hand, and where it came from.
+//!
+//! First hit wins: `MEMTUNE_PROFILE=path` → the project's `.memtune/` (with
+//! `MEMTUNE_OFFLINE=1`, nothing else) → the user cache → a stored profile of the same model
+//! → the built-in conservative default, with a warning naming `cargo tune`.
+
+use crate::error::ProfileError;
+use crate::profile::{DeviceModel, Profile};
+use crate::store::{self, Store};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const ENV_PROFILE: &str = "MEMTUNE_PROFILE";
+pub const ENV_OFFLINE: &str = "MEMTUNE_OFFLINE";
+pub const ENV_CACHE_DIR: &str = "MEMTUNE_CACHE_DIR";
+/// Every environment variable the lookup chain reads (for `rerun-if-env-changed`).
+pub const ENV_VARS: [&str; 3] = [ENV_PROFILE, ENV_OFFLINE, ENV_CACHE_DIR];
+/// The project directory of committed profiles, beside `Cargo.toml`.
+pub const PROJECT_DIR: &str = ".memtune";
+
+/// Where the lookup chain looks.
+#[derive(Debug, Clone, Default)]
+pub struct LookupConfig {
+    /// `MEMTUNE_PROFILE`.
+    pub profile_path: Option<PathBuf>,
+    /// The project's `.memtune/`, if there is a project.
+    pub project_dir: Option<PathBuf>,
+    /// `MEMTUNE_OFFLINE=1`: the project directory alone.
+    pub offline: bool,
+    /// The user cache; `None` when the platform has no cache directory.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl LookupConfig {
+    /// Reads the environment. `project_root` is the directory holding `.memtune/` (the
+    /// crate's or workspace's root), if any.
+    pub fn from_env(project_root: Option<&Path>) -> LookupConfig {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        LookupConfig {
+            profile_path: var(ENV_PROFILE).map(PathBuf::from),
+            project_dir: project_root.map(|r| r.join(PROJECT_DIR)),
+            offline: var(ENV_OFFLINE).is_some_and(|v| v != "0"),
+            cache_dir: default_cache_dir(),
+        }
+    }
+}
+
+/// `MEMTUNE_CACHE_DIR`, else `<user cache>/memtune/profiles`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    match std::env::var_os(ENV_CACHE_DIR).filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => dirs::cache_dir().map(|d| d.join("memtune").join("profiles")),
+    }
+}
+
+/// What device a profile is wanted for. With no UUID (no GPU at hand, e.g. at compile time)
+/// a store that holds exactly one valid profile answers.
+#[derive(Debug, Clone, Default)]
+pub struct Wanted {
+    pub uuid: Option<String>,
+    pub model: Option<DeviceModel>,
+}
+
+/// Where the answer came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    EnvPath(PathBuf),
+    Project(PathBuf),
+    Cache(PathBuf),
+    /// A profile of another GPU of the same model.
+    SameModel(PathBuf),
+    BuiltinDefault,
+}
+
+impl Source {
+    /// A short stable name for JSON output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::EnvPath(_) => "env",
+            Source::Project(_) => "project",
+            Source::Cache(_) => "cache",
+            Source::SameModel(_) => "same_model",
+            Source::BuiltinDefault => "builtin_default",
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::EnvPath(p) | Source::Project(p) | Source::Cache(p) | Source::SameModel(p) => {
+                Some(p)
+            }
+            Source::BuiltinDefault => None,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::EnvPath(p) => write!(f, "{ENV_PROFILE}={}", p.display()),
+            Source::Project(p) => write!(f, "project profile {}", p.display()),
+            Source::Cache(p) => write!(f, "user cache {}", p.display()),
+            Source::SameModel(p) => write!(f, "profile of the same model {}", p.display()),
+            Source::BuiltinDefault => f.write_str("built-in conservative default"),
+        }
+    }
+}
+
+/// The lookup chain's answer.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub profile: Profile,
+    pub source: Source,
+    /// Things the user should know (skipped invalid files, the default in use).
+    pub warnings: Vec<String>,
+}
+
+/// Runs the lookup chain.
+pub fn resolve(config: &LookupConfig, wanted: &Wanted) -> Result<Resolved, ProfileError> {
+    let mut warnings = Vec::new();
+    if let Some(path) = &config.profile_path {
+        let profile = store::load_path(path).map_err(|e| match e {
+            ProfileError::NotFound { .. } => ProfileError::NotFound {
+                what: format!(
+                    "{ENV_PROFILE}={} names no file; fix the path or unset {ENV_PROFILE}",
+                    path.display()
+                ),
+            },
+            other => other,
+        })?;
+        return Ok(Resolved {
+            profile,
+            source: Source::EnvPath(path.clone()),
+            warnings,
+        });
+    }
+
+    let project = config.project_dir.as_ref().map(Store::new);
+    if let Some(store) = &project {
+        if let Some((path, profile)) = exact(store, wanted)? {
+            return Ok(found(profile, Source::Project(path), warnings));
+        }
+    }
+    if config.offline {
+        let dir = config
+            .project_dir
+            .as_ref()
+            .map_or_else(|| PROJECT_DIR.to_string(), |d| d.display().to_string());
+        return Err(ProfileError::NotFound {
+            what: format!(
+                "{ENV_OFFLINE}=1 but {dir} holds no profile for {}; run `cargo tune --project` on that GPU and commit {PROJECT_DIR}/, or unset {ENV_OFFLINE}",
+                describe(wanted)
+            ),
+        });
+    }
+
+    let cache = config.cache_dir.as_ref().map(Store::new);
+    if let Some(store) = &cache {
+        if let Some((path, profile)) = exact(store, wanted)? {
+            return Ok(found(profile, Source::Cache(path), warnings));
+        }
+    }
+
+    if let Some(model) = &wanted.model {
+        for store in project.iter().chain(cache.iter()) {
+            for entry in store.list()? {
+                match entry.profile {
+                    Ok(p) if !p.is_simulated() && p.device.model() == *model => {
+                        return Ok(found(p, Source::SameModel(entry.path), warnings));
+                    }
+                    Ok(_) => {}
+                    Err(e) => warnings.push(format!("skipped invalid profile: {e}")),
+                }
+            }
+        }
+    }
+
+    warnings.push(format!(
+        "no profile for {}: using the built-in conservative default; run `cargo tune` on this machine to measure it",
+        describe(wanted)
+    ));
+    Ok(Resolved {
+        profile: crate::default::builtin(),
+        source: Source::BuiltinDefault,
+        warnings,
+    })
+}
+
+fn found(profile: Profile, source: Source, warnings: Vec<String>) -> Resolved {
+    Resolved {
+        profile,
+        source,
+        warnings,
+    }
+}
+
+fn describe(wanted: &Wanted) -> String {
+    match (&wanted.uuid, &wanted.model) {
+        (Some(uuid), Some(model)) => format!("{uuid} ({model})"),
+        (Some(uuid), None) => uuid.clone(),
+        (None, Some(model)) => model.to_string(),
+        (None, None) => "any device".to_string(),
+    }
+}
+
+/// The profile of the wanted UUID in `store`; with no UUID, the store's only valid profile.
+fn exact(store: &Store, wanted: &Wanted) -> Result<Option<(PathBuf, Profile)>, ProfileError> {
+    match &wanted.uuid {
+        Some(uuid) => Ok(store.load(uuid)?.map(|p| (store.path_for(uuid), p))),
+        None => {
+            let mut valid: Vec<(PathBuf, Profile)> = store
+                .list()?
+                .into_iter()
+                .filter_map(|e| e.profile.ok().map(|p| (e.path, p)))
+                .collect();
+            Ok(if valid.len() == 1 { valid.pop() } else { None })
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! The hardware profile model, schema `memtune-profile/1` (documented in `docs/profile.md`).
+//!
+//! Every measured part of the profile is a [`Section`]: it is either measured (and then
+//! carries its inferred values beside the raw curves), not measured (with a reason), or
+//! failed (with the error). Readers match on it, so "absent" never reads as "zero".
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The schema name and major version written into every profile.
+pub const SCHEMA: &str = "memtune-profile/1";
+/// The schema family; the number after the `/` is the major version.
+pub const SCHEMA_FAMILY: &str = "memtune-profile";
+/// The major version this build reads and writes.
+pub const SCHEMA_MAJOR: u32 = 1;
+/// The minor version this build writes. Newer minors only add fields, which older readers
+/// ignore (see `docs/profile.md`, "Compatibility").
+pub const SCHEMA_MINOR: u32 = 0;
+
+/// A complete hardware profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub schema: String,
+    pub schema_minor: u32,
+    /// `sha256:<hex>` over the canonical form of everything else (see [`crate::digest`]).
+    pub digest: String,
+    pub device: DeviceIdentity,
+    pub provenance: Provenance,
+    pub tlb: PerMemoryKind<TlbKind>,
+    pub random_access: PerMemoryKind<RandomAccessCurve>,
+    pub caches: Section<CacheHierarchy>,
+    pub shared_memory_staging: Section<StagingTable>,
+    pub bandwidth: Section<Bandwidth>,
+}
+
+/// Who the profile describes. Matches what `nvidia-smi -q` prints for the same GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceIdentity {
+    /// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as `nvidia-smi -L` prints it.
+    pub uuid: String,
+    pub name: String,
+    pub compute_capability: ComputeCapability,
+    pub sm_count: u32,
+    pub l2_bytes: u64,
+    pub shared_memory_per_block_bytes: u64,
+    /// The opt-in maximum a kernel gets after raising its dynamic shared-memory limit.
+    pub shared_memory_per_block_optin_bytes: u64,
+    pub shared_memory_per_sm_bytes: u64,
+    pub global_memory_bytes: u64,
+    pub sm_clock_khz: u64,
+    pub memory_clock_khz: u64,
+    pub memory_bus_width_bits: u32,
+    /// `major.minor` of the CUDA driver API, e.g. `13.0`.
+    pub driver_version: String,
+    /// PCI bus id (`00000000:19:00.0`), when the driver reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+}
+
+impl DeviceIdentity {
+    /// The model key used for the lookup chain's "same model" step.
+    pub fn model(&self) -> DeviceModel {
+        DeviceModel {
+            name: self.name.clone(),
+            compute_capability: self.compute_capability,
+            sm_count: self.sm_count,
+        }
+    }
+}
+
+/// What makes two GPUs "the same model" for profile reuse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceModel {
+    pub name: String,
+    pub compute_capability: ComputeCapability,
+    pub sm_count: u32,
+}
+
+impl fmt::Display for DeviceModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (sm_{}{}, {} SMs)",
+            self.name, self.compute_capability.major, self.compute_capability.minor, self.sm_count
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ComputeCapability {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl fmt::Display for ComputeCapability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// How and when the profile was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub memtune_version: String,
+    pub probe_version: u32,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    pub duration_seconds: f64,
+    /// The probe options as given on the command line (e.g. `quick`, footprint bounds).
+    #[serde(default)]
+    pub options: BTreeMap<String, serde_json::Value>,
+    /// Set when the profile came from the simulator (`cargo tune probe --simulate`): the
+    /// simulated hardware's name. Such profiles are never stored as a real device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulator: Option<String>,
+}
+
+/// One part of the profile and whether it was measured.
+///
+/// Serialised with a `status` tag beside the content, so a measured TLB section reads
+/// `{"status": "measured", "levels": [...], ...}` and an unmeasured one
+/// `{"status": "not_measured", "reason": "..."}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Section<T> {
+    Measured(T),
+    NotMeasured { reason: String },
+    Failed { reason: String },
+}
+
+impl<T> Section<T> {
+    pub fn not_measured(reason: impl Into<String>) -> Self {
+        Section::NotMeasured {
+            reason: reason.into(),
+        }
+    }
+
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Section::Failed {
+            reason: reason.into(),
+        }
+    }
+
+    /// The measured content, or `None` when the section was not measured or failed.
+    pub fn measured(&self) -> Option<&T> {
+        match self {
+            Section::Measured(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// `measured`, `not measured: <reason>` or `failed: <reason>`, for human output.
+    pub fn status_line(&self) -> String {
+        match self {
+            Section::Measured(_) => "measured".to_string(),
+            Section::NotMeasured { reason } => format!("not measured: {reason}"),
+            Section::Failed { reason } => format!("failed: {reason}"),
+        }
+    }
+}
+
+/// The three kinds of memory a kernel can read, each probed on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// Plain device allocation.
+    Device,
+    /// Page-locked host memory mapped into the GPU (zero-copy).
+    Pinned,
+    /// Managed (unified) memory, populated on the GPU.
+    Managed,
+}
+
+impl MemoryKind {
+    pub const ALL: [MemoryKind; 3] = [MemoryKind::Device, MemoryKind::Pinned, MemoryKind::Managed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Device => "device",
+            MemoryKind::Pinned => "pinned",
+            MemoryKind::Managed => "managed",
+        }
+    }
+}
+
+impl fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for MemoryKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MemoryKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown memory kind `{s}` (expected device, pinned or managed)")
+            })
+    }
+}
+
+/// A section per memory kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerMemoryKind<T> {
+    pub device: Section<T>,
+    pub pinned: Section<T>,
+    pub managed: Section<T>,
+}
+
+impl<T> PerMemoryKind<T> {
+    pub fn not_measured(reason: &str) -> Self {
+        PerMemoryKind {
+            device: Section::not_measured(reason),
+            pinned: Section::not_measured(reason),
+            managed: Section::not_measured(reason),
+        }
+    }
+
+    pub fn get(&self, kind: MemoryKind) -> &Section<T> {
+        match kind {
+            MemoryKind::Device => &self.device,
+            MemoryKind::Pinned => &self.pinned,
+            MemoryKind::Managed => &self.managed,
+        }
+    }
+
+    pub fn get_mut(&mut self, kind: MemoryKind) -> &mut Section<T> {
+        match kind {
+            MemoryKind::Device => &mut self.device,
+            MemoryKind::Pinned => &mut self.pinned,
+            MemoryKind::Managed => &mut self.managed,
+        }
+    }
+}
+
+/// The TLB hierarchy of one memory kind, as inferred from pointer-chase curves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlbKind {
+    /// Fastest level first. Empty when no miss was seen in the swept range.
+    pub levels: Vec<TlbLevel>,
+    /// The largest footprint swept. With no levels, this reads "no TLB miss up to N bytes".
+    pub swept_up_to_bytes: u64,
+    /// Cycles per chase load when every translation hits (the L2 hit latency of this kind).
+    pub base_latency_cycles: f64,
+    /// Raw pointer-chase curves, one per stride.
+    pub curves: Vec<ChaseCurve>,
+}
+
+/// One TLB level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlbLevel {
+    pub entries: u64,
+    /// The apparent page size (seed 000, Figure 2).
+    pub page_bytes: u64,
+    /// `entries * page_bytes`: the footprint this level translates without missing.
+    pub reach_bytes: u64,
+    pub miss_penalty_cycles: f64,
+    pub miss_penalty_ns: f64,
+    /// 0..1: how clearly the curves show this level.
+    pub confidence: f64,
+    /// SMs sharing one copy of this level, when `--tlb-sharing` measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_by_sms: Option<u32>,
+}
+
+/// Latency per load against footprint, for one stride.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChaseCurve {
+    pub stride_bytes: u64,
+    pub points: Vec<ChasePoint>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ChasePoint {
+    pub footprint_bytes: u64,
+    pub cycles_per_load: f64,
+}
+
+/// Random-sampling throughput against region size (seed 000, section 2.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RandomAccessCurve {
+    pub points: Vec<RandomAccessPoint>,
+    /// The region size where throughput falls off, if it does inside the swept range.
+    pub knee_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RandomAccessPoint {
+    pub region_bytes: u64,
+    pub reads_per_second: f64,
+}
+
+/// Data caches, DRAM and shared-memory latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheHierarchy {
+    pub levels: Vec<CacheLevel>,
+    pub dram_latency_cycles: f64,
+    pub shared_memory_latency_cycles: f64,
+    pub curves: Vec<ChaseCurve>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheLevel {
+    pub name: String,
+    pub size_bytes: u64,
+    pub line_bytes: u64,
+    pub ways: u32,
+    pub hit_latency_cycles: f64,
+}
+
+/// The benefit of staging a 3-D stencil in shared memory (seed 003), per (dtype, repeats).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StagingTable {
+    pub entries: Vec<StagingEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StagingEntry {
+    pub dtype: String,
+    pub repeats: u32,
+    pub grid: [u32; 3],
+    pub best_plain_block: [u32; 3],
+    pub best_plain_ms: f64,
+    pub best_staged_block: [u32; 3],
+    pub best_staged_ms: f64,
+    /// `best_plain_ms / best_staged_ms`: above 1 means staging pays.
+    pub benefit: f64,
+}
+
+/// Copy bandwidths and the host link, in bytes per second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bandwidth {
+    /// Bytes read plus bytes written per second.
+    pub device_to_device: f64,
+    pub host_to_device: f64,
+    pub device_to_host: f64,
+    /// Zero-copy reads of pinned host memory, per access pattern (seed 001).
+    pub zero_copy_read: BTreeMap<String, f64>,
+}
+
+impl Profile {
+    /// A profile with the identity filled in and every measured section marked not measured.
+    /// The digest is computed by [`crate::digest::seal`] when the profile is written.
+    pub fn identity_only(device: DeviceIdentity, provenance: Provenance) -> Profile {
+        let reason = "not probed yet: run `cargo tune` on this GPU";
+        Profile {
+            schema: SCHEMA.to_string(),
+            schema_minor: SCHEMA_MINOR,
+            digest: String::new(),
+            device,
+            provenance,
+            tlb: PerMemoryKind::not_measured(reason),
+            random_access: PerMemoryKind::not_measured(reason),
+            caches: Section::not_measured(reason),
+            shared_memory_staging: Section::not_measured(reason),
+            bandwidth: Section::not_measured(reason),
+        }
+    }
+
+    pub fn is_simulated(&self) -> bool {
+        self.provenance.simulator.is_some()
+    }
+}
+
+/// Checks a UUID is printed as `nvidia-smi` prints it.
+pub fn is_valid_uuid(uuid: &str) -> bool {
+    let Some(hex) = uuid.strip_prefix("GPU-") else {
+        return false;
+    };
+    let groups: Vec<&str> = hex.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups.iter().all(|g| {
+            g.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
+/// Formats the 16 raw UUID bytes the driver reports as `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
+pub fn format_uuid(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_format_matches_nvidia_smi() {
+        let bytes = [
+            0x5a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7,
+            0xe8, 0xf9,
+        ];
+        let s = format_uuid(&bytes);
+        assert_eq!(s, "GPU-5a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9");
+        assert!(is_valid_uuid(&s));
+        assert!(!is_valid_uuid("5a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"));
+        assert!(!is_valid_uuid("GPU-5A1B2C3D-4e5f-6071-8293-a4b5c6d7e8f9"));
+        assert!(!is_valid_uuid("GPU-5a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f"));
+        assert!(!is_valid_uuid("GPU-../../etc/passwd"));
+    }
+
+    #[test]
+    fn section_status_is_explicit_in_json() {
+        let s: Section<RandomAccessCurve> = Section::not_measured("skipped by --quick");
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["status"], "not_measured");
+        assert_eq!(v["reason"], "skipped by --quick");
+        let m: Section<RandomAccessCurve> = Section::Measured(RandomAccessCurve {
+            points: vec![],
+            knee_bytes: Some(4096),
+        });
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["status"], "measured");
+        assert_eq!(v["knee_bytes"], 4096);
+        let back: Section<RandomAccessCurve> = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn section_without_status_is_rejected() {
+        let v = serde_json::json!({"points": [], "knee_bytes": null});
+        assert!(serde_json::from_value::<Section<RandomAccessCurve>>(v).is_err());
+    }
+}

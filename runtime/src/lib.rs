@@ -1,0 +1,16 @@
+//! memtune: GPU memory-system tuning from measured hardware profiles.
+//!
+//! This crate is what users depend on. It re-exports the pure core (profile model, store,
+//! lookup chain, planners), the proc macros and the kernels, as `sqlx` does over
+//! `sqlx-core` and `sqlx-macros`, and adds what needs the GPU: device identity and tuned
+//! launches.
+
+pub mod device;
+
+pub use memtune_core as core;
+pub use memtune_core::{
+    resolve, ComputeCapability, DeviceIdentity, LookupConfig, MemoryKind, Profile, ProfileError,
+    Resolved, Section, Source, Store, Wanted,
+};
+pub use memtune_kernels as kernels;
+pub use memtune_macros as macros;

@@ -1,0 +1,394 @@
+//! The verbs of `cargo tune`.
+
+use super::exit::{CliError, Exit};
+use super::render;
+use super::{Cli, Command, TuneArgs};
+use memtune::device;
+use memtune_core::lookup::{self, LookupConfig, Wanted, PROJECT_DIR};
+use memtune_core::profile::{is_valid_uuid, Profile, Provenance};
+use memtune_core::store::{self, Store};
+use memtune_core::{codec, time};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The version of the probe's method; bumped when what it measures or infers changes.
+pub const PROBE_VERSION: u32 = 1;
+
+/// What every verb needs: output mode and the two stores.
+struct Ctx {
+    json: bool,
+    quiet: bool,
+    project_root: PathBuf,
+}
+
+impl Ctx {
+    fn project(&self) -> Store {
+        Store::new(self.project_root.join(PROJECT_DIR))
+    }
+
+    fn cache(&self) -> Result<Store, CliError> {
+        lookup::default_cache_dir().map(Store::new).ok_or_else(|| {
+            CliError::new(
+                Exit::Io,
+                "this platform has no user cache directory; set MEMTUNE_CACHE_DIR to a writable directory",
+            )
+        })
+    }
+
+    fn note(&self, msg: &str) {
+        if !self.quiet {
+            eprintln!("{msg}");
+        }
+    }
+
+    fn lookup_config(&self) -> LookupConfig {
+        LookupConfig::from_env(Some(&self.project_root))
+    }
+}
+
+/// The project root: the nearest ancestor of the current directory holding `.memtune/`,
+/// else the nearest holding `Cargo.toml`, else the current directory.
+fn project_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let nearest = |marker: &str| cwd.ancestors().find(|d| d.join(marker).exists());
+    nearest(PROJECT_DIR)
+        .or_else(|| nearest("Cargo.toml"))
+        .unwrap_or(&cwd)
+        .to_path_buf()
+}
+
+pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+    let ctx = Ctx {
+        json: cli.global.json,
+        quiet: cli.global.quiet,
+        project_root: project_root(),
+    };
+    match cli.command {
+        None => tune(&ctx, &cli.tune),
+        Some(Command::Devices) => devices(&ctx),
+        Some(Command::List) => list(&ctx),
+        Some(Command::Show { uuid, path }) => show(&ctx, uuid.as_deref(), path.as_deref()),
+        Some(Command::Path) => path(&ctx),
+        Some(Command::Verify { files }) => verify(&ctx, &files),
+        Some(Command::Export { uuid, output }) => export(&ctx, &uuid, &output),
+        Some(Command::Import { file, project }) => import(&ctx, &file, project),
+    }
+}
+
+fn check_uuid(uuid: &str) -> Result<(), CliError> {
+    if is_valid_uuid(uuid) {
+        Ok(())
+    } else {
+        Err(CliError::new(
+            Exit::Usage,
+            format!("`{uuid}` is not a GPU UUID; expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx as `cargo tune devices` prints it"),
+        ))
+    }
+}
+
+fn print_json(value: &serde_json::Value) {
+    println!("{value:#}");
+}
+
+/// Bare `cargo tune`: a profile for each visible GPU, stored in the cache (or project).
+fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
+    let ids = match args.device {
+        Some(ordinal) => vec![(ordinal, device::identity(ordinal)?)],
+        None => device::list()?.into_iter().enumerate().collect(),
+    };
+    let store = if args.project {
+        ctx.project()
+    } else {
+        ctx.cache()?
+    };
+    let mut written = Vec::new();
+    for (ordinal, id) in ids {
+        let start = Instant::now();
+        ctx.note(&format!("GPU {ordinal}: {} {}", id.name, id.uuid));
+        let mut options = std::collections::BTreeMap::new();
+        options.insert("project".to_string(), json!(args.project));
+        let provenance = Provenance {
+            memtune_version: env!("CARGO_PKG_VERSION").to_string(),
+            probe_version: PROBE_VERSION,
+            created_at: time::now_rfc3339(),
+            duration_seconds: 0.0,
+            options,
+            simulator: None,
+        };
+        let mut profile = Profile::identity_only(id, provenance);
+        profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+        let path = store.save(&mut profile)?;
+        written.push((ordinal, profile, path));
+    }
+    if ctx.json {
+        let items: Vec<_> = written
+            .iter()
+            .map(|(o, p, path)| json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name, "digest": p.digest, "path": path}))
+            .collect();
+        print_json(&json!({ "profiles": items }));
+    } else {
+        for (o, p, path) in &written {
+            println!(
+                "GPU {o}  {}  {}\n  profile written to {}",
+                p.device.name,
+                p.device.uuid,
+                path.display()
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
+    let ids = device::list()?;
+    let cache = ctx.cache().ok();
+    let stored = |uuid: &str| -> Option<PathBuf> {
+        [Some(ctx.project()), cache.clone()]
+            .into_iter()
+            .flatten()
+            .map(|s| s.path_for(uuid))
+            .find(|p| p.exists())
+    };
+    if ctx.json {
+        let items: Vec<_> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, d)| json!({"ordinal": i, "identity": d, "profile": stored(&d.uuid)}))
+            .collect();
+        print_json(&json!({ "devices": items }));
+    } else {
+        for (i, d) in ids.iter().enumerate() {
+            println!("GPU {i}: {} (UUID: {})", d.name, d.uuid);
+            println!(
+                "  sm_{}{}, {} SMs, {:.1} GiB, L2 {} MiB, driver {}",
+                d.compute_capability.major,
+                d.compute_capability.minor,
+                d.sm_count,
+                d.global_memory_bytes as f64 / (1u64 << 30) as f64,
+                d.l2_bytes >> 20,
+                d.driver_version
+            );
+            match stored(&d.uuid) {
+                Some(p) => println!("  profile: {}", p.display()),
+                None => println!("  profile: none (run `cargo tune`)"),
+            }
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn list(ctx: &Ctx) -> Result<Exit, CliError> {
+    let mut rows = Vec::new();
+    for (place, store) in [
+        ("project", Some(ctx.project())),
+        ("cache", ctx.cache().ok()),
+    ] {
+        let Some(store) = store else { continue };
+        for entry in store.list()? {
+            rows.push((place, entry));
+        }
+    }
+    if ctx.json {
+        let items: Vec<_> = rows
+            .iter()
+            .map(|(place, e)| match &e.profile {
+                Ok(p) => json!({"store": place, "path": e.path, "valid": true, "uuid": p.device.uuid,
+                    "name": p.device.name, "created_at": p.provenance.created_at, "digest": p.digest}),
+                Err(err) => json!({"store": place, "path": e.path, "valid": false, "error": err.to_string()}),
+            })
+            .collect();
+        print_json(&json!({ "profiles": items }));
+    } else if rows.is_empty() {
+        println!("no stored profiles (run `cargo tune` on a GPU, or `cargo tune import FILE`)");
+    } else {
+        for (place, e) in &rows {
+            match &e.profile {
+                Ok(p) => println!(
+                    "{place:<8} {}  {}  {}\n         {}",
+                    p.device.uuid,
+                    p.device.name,
+                    p.provenance.created_at,
+                    e.path.display()
+                ),
+                Err(err) => println!("{place:<8} INVALID  {err}"),
+            }
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// The stored profile of `uuid`: the project's first, then the user cache.
+fn find_stored(ctx: &Ctx, uuid: &str) -> Result<(PathBuf, Profile), CliError> {
+    for store in [Some(ctx.project()), ctx.cache().ok()]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(p) = store.load(uuid)? {
+            return Ok((store.path_for(uuid), p));
+        }
+    }
+    Err(CliError::new(
+        Exit::NotFound,
+        format!("no stored profile for {uuid}; run `cargo tune` on that GPU, or `cargo tune import FILE`"),
+    ))
+}
+
+/// Loads any profile file; one named like a UUID must hold that UUID's profile.
+fn load_file(path: &Path) -> Result<Profile, CliError> {
+    let profile = store::load_path(path)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if let Some(stem) = stem.filter(|s| is_valid_uuid(s) && *s != profile.device.uuid) {
+        return Err(memtune_core::ProfileError::UuidMismatch {
+            path: path.to_path_buf(),
+            file_uuid: stem,
+            profile_uuid: profile.device.uuid,
+        }
+        .into());
+    }
+    Ok(profile)
+}
+
+fn show(ctx: &Ctx, uuid: Option<&str>, path: Option<&Path>) -> Result<Exit, CliError> {
+    let (profile, source) = match (uuid, path) {
+        (_, Some(path)) => (load_file(path)?, path.display().to_string()),
+        (Some(uuid), None) => {
+            check_uuid(uuid)?;
+            let (path, p) = find_stored(ctx, uuid)?;
+            (p, path.display().to_string())
+        }
+        (None, None) => {
+            // The lookup chain for GPU 0 when there is one, else for "any device".
+            let wanted = match device::identity(0) {
+                Ok(id) => Wanted {
+                    uuid: Some(id.uuid.clone()),
+                    model: Some(id.model()),
+                },
+                Err(_) => Wanted::default(),
+            };
+            let resolved = lookup::resolve(&ctx.lookup_config(), &wanted)?;
+            for w in &resolved.warnings {
+                ctx.note(&format!("warning: {w}"));
+            }
+            (resolved.profile, resolved.source.to_string())
+        }
+    };
+    if ctx.json {
+        print_json(&json!({ "source": source, "profile": profile }));
+    } else {
+        println!("source: {source}");
+        print!("{}", render::profile(&profile));
+    }
+    Ok(Exit::Ok)
+}
+
+fn path(ctx: &Ctx) -> Result<Exit, CliError> {
+    let cache = lookup::default_cache_dir();
+    let env_profile = std::env::var_os(lookup::ENV_PROFILE).map(PathBuf::from);
+    let project = ctx.project().dir().to_path_buf();
+    if ctx.json {
+        print_json(
+            &json!({"cache_dir": cache, "project_dir": project, "env_profile": env_profile}),
+        );
+    } else {
+        match &cache {
+            Some(c) => println!("cache:   {}", c.display()),
+            None => println!("cache:   none on this platform (set MEMTUNE_CACHE_DIR)"),
+        }
+        println!("project: {}", project.display());
+        if let Some(p) = env_profile {
+            println!(
+                "{}: {} (takes precedence)",
+                lookup::ENV_PROFILE,
+                p.display()
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn verify(ctx: &Ctx, files: &[PathBuf]) -> Result<Exit, CliError> {
+    let mut first_failure: Option<CliError> = None;
+    let mut items = Vec::new();
+    for file in files {
+        match load_file(file) {
+            Ok(p) => {
+                if !ctx.json {
+                    println!(
+                        "ok       {}  {}  {}",
+                        file.display(),
+                        p.device.uuid,
+                        p.device.name
+                    );
+                }
+                items.push(json!({"path": file, "valid": true, "uuid": p.device.uuid, "digest": p.digest, "simulated": p.is_simulated()}));
+            }
+            Err(e) => {
+                if !ctx.json {
+                    println!("INVALID  {}", e.message);
+                }
+                items.push(json!({"path": file, "valid": false, "exit_code": e.exit as i32, "error": e.message}));
+                first_failure.get_or_insert(e);
+            }
+        }
+    }
+    if ctx.json {
+        print_json(&json!({ "files": items }));
+    }
+    match first_failure {
+        None => Ok(Exit::Ok),
+        Some(e) => {
+            let n = items.iter().filter(|i| i["valid"] == false).count();
+            Err(CliError::new(
+                e.exit,
+                format!("{n} of {} profiles invalid", files.len()),
+            ))
+        }
+    }
+}
+
+fn export(ctx: &Ctx, uuid: &str, output: &Path) -> Result<Exit, CliError> {
+    check_uuid(uuid)?;
+    let (from, profile) = find_stored(ctx, uuid)?;
+    // Copy the verified bytes, not a re-serialisation: fields of a newer minor survive.
+    let bytes = store::read_file(&from)?;
+    codec::from_slice(&bytes, &from)?;
+    store::write_atomic(output, &bytes).map_err(|e| {
+        CliError::new(
+            Exit::Io,
+            format!(
+                "{}: writing the export failed: {e}; choose a writable path",
+                output.display()
+            ),
+        )
+    })?;
+    if ctx.json {
+        print_json(&json!({"uuid": uuid, "from": from, "path": output, "digest": profile.digest}));
+    } else {
+        println!(
+            "exported {uuid} ({}) to {}",
+            profile.device.name,
+            output.display()
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+fn import(ctx: &Ctx, file: &Path, project: bool) -> Result<Exit, CliError> {
+    let store = if project { ctx.project() } else { ctx.cache()? };
+    let bytes = store::read_file(file)?;
+    let (path, profile) = store.import(&bytes, file)?;
+    if ctx.json {
+        print_json(
+            &json!({"uuid": profile.device.uuid, "name": profile.device.name, "path": path, "digest": profile.digest}),
+        );
+    } else {
+        println!(
+            "imported {} ({}) to {}",
+            profile.device.uuid,
+            profile.device.name,
+            path.display()
+        );
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,119 @@
+//! The `cargo tune` command line.
+
+mod commands;
+mod exit;
+mod render;
+
+pub use exit::{CliError, Exit};
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo tune",
+    bin_name = "cargo tune",
+    version,
+    about = "Measure the GPU's memory system once; keep the profile; tune kernels from it",
+    after_help = "Exit codes: 0 ok, 1 internal error, 2 usage, 3 no GPU/driver, 4 invalid profile, 5 I/O error, 6 not found, 7 probe partly failed"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(flatten)]
+    pub tune: TuneArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Machine-readable JSON on stdout instead of human output.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// No progress or notes on stderr (errors are still printed).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+/// Options of the bare `cargo tune` (probe every visible GPU and store its profile).
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Write into the project's `.memtune/` (for committing) instead of the user cache.
+    #[arg(long)]
+    pub project: bool,
+    /// Probe only the GPU with this ordinal.
+    #[arg(long, value_name = "ORDINAL")]
+    pub device: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the visible GPUs and whether each has a stored profile.
+    Devices,
+    /// List stored profiles (project `.memtune/` and user cache).
+    List,
+    /// Print a profile: by UUID, by file, or the one the lookup chain picks for GPU 0.
+    Show {
+        /// The GPU's UUID (`GPU-...`).
+        uuid: Option<String>,
+        /// A profile file to show instead.
+        #[arg(long, value_name = "FILE", conflicts_with = "uuid")]
+        path: Option<PathBuf>,
+    },
+    /// Print where profiles are looked up and stored.
+    Path,
+    /// Check profile files: JSON, schema, digest, identity. Exit 4 if any is invalid.
+    Verify {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Copy a stored profile to a file, e.g. to ship it with a binary.
+    Export {
+        uuid: String,
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
+    /// Validate a profile file and store it (user cache, or `.memtune/` with --project).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        project: bool,
+    },
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    // `cargo tune x` runs `cargo-tune tune x`.
+    if args.get(1).is_some_and(|a| a == "tune") {
+        args.remove(1);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
+            let _ = e.print();
+            return code as i32;
+        }
+    };
+    let json = cli.global.json;
+    match commands::dispatch(cli) {
+        Ok(exit) => exit as i32,
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            if json {
+                let doc = serde_json::json!({
+                    "error": { "exit_code": e.exit as i32, "kind": e.kind(), "message": e.message }
+                });
+                println!("{doc:#}");
+            }
+            e.exit as i32
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Human-readable profile output.
+
+use memtune_core::profile::{MemoryKind, Profile, Section};
+use std::fmt::Write;
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Formats a byte count with the largest binary unit that keeps it whole, e.g. `2 MiB`.
+pub fn bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && v >= 1024 && v % 1024 == 0 {
+        v /= 1024;
+        unit += 1;
+    }
+    format!("{v} {}", UNITS[unit])
+}
+
+pub fn profile(p: &Profile) -> String {
+    let d = &p.device;
+    let mut s = String::new();
+    let _ = writeln!(s, "{} ({})", d.name, d.uuid);
+    let _ = writeln!(
+        s,
+        "  compute capability {}, {} SMs, SM clock {} MHz, memory clock {} MHz, {}-bit bus",
+        d.compute_capability,
+        d.sm_count,
+        d.sm_clock_khz / 1000,
+        d.memory_clock_khz / 1000,
+        d.memory_bus_width_bits
+    );
+    let _ = writeln!(
+        s,
+        "  global memory {}, L2 {}, shared memory {} per block ({} opt-in), {} per SM",
+        gib(d.global_memory_bytes),
+        bytes(d.l2_bytes),
+        bytes(d.shared_memory_per_block_bytes),
+        bytes(d.shared_memory_per_block_optin_bytes),
+        bytes(d.shared_memory_per_sm_bytes)
+    );
+    let _ = writeln!(s, "  driver CUDA {}", d.driver_version);
+    let pv = &p.provenance;
+    let _ = writeln!(
+        s,
+        "  profiled {} by memtune {} (probe v{}) in {:.1} s{}",
+        pv.created_at,
+        pv.memtune_version,
+        pv.probe_version,
+        pv.duration_seconds,
+        pv.simulator
+            .as_ref()
+            .map(|n| format!(", SIMULATED ({n})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(s, "  digest {}", p.digest);
+    for kind in MemoryKind::ALL {
+        let _ = writeln!(s, "TLB, {kind} memory: {}", p.tlb.get(kind).status_line());
+        if let Section::Measured(t) = p.tlb.get(kind) {
+            if t.levels.is_empty() {
+                let _ = writeln!(s, "  no TLB miss up to {}", bytes(t.swept_up_to_bytes));
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  {:<6} {:>8} {:>10} {:>10} {:>12} {:>10} {:>6}",
+                    "level", "entries", "page", "reach", "miss cycles", "miss ns", "conf"
+                );
+                for (i, l) in t.levels.iter().enumerate() {
+                    let _ = writeln!(
+                        s,
+                        "  L{:<5} {:>8} {:>10} {:>10} {:>12.0} {:>10.1} {:>6.2}",
+                        i + 1,
+                        l.entries,
+                        bytes(l.page_bytes),
+                        bytes(l.reach_bytes),
+                        l.miss_penalty_cycles,
+                        l.miss_penalty_ns,
+                        l.confidence
+                    );
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "random access, {kind} memory: {}",
+            p.random_access.get(kind).status_line()
+        );
+        if let Section::Measured(r) = p.random_access.get(kind) {
+            match r.knee_bytes {
+                Some(k) => {
+                    let _ = writeln!(s, "  throughput falls off beyond {}", bytes(k));
+                }
+                None => {
+                    let _ = writeln!(s, "  no fall-off in the swept range");
+                }
+            }
+        }
+    }
+    let _ = writeln!(s, "caches: {}", p.caches.status_line());
+    let _ = writeln!(
+        s,
+        "shared-memory staging: {}",
+        p.shared_memory_staging.status_line()
+    );
+    let _ = writeln!(s, "bandwidth: {}", p.bandwidth.status_line());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_units() {
+        assert_eq!(bytes(2 << 20), "2 MiB");
+        assert_eq!(bytes(3 << 30), "3 GiB");
+        assert_eq!(bytes(1536), "1536 B");
+        assert_eq!(bytes(0), "0 B");
+    }
+}

@@ -1,0 +1,6 @@
+//! memtune's tuner: the probe (sweeps and inference), the simulated GPU, and the
+//! `cargo-tune` command.
+
+pub mod cli;
+pub mod probe;
+pub mod sim;
