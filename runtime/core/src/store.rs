@@ -6,7 +6,7 @@
 
 use crate::codec;
 use crate::error::ProfileError;
-use crate::profile::Profile;
+use crate::profile::{is_valid_uuid, Profile};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -109,6 +109,7 @@ impl Store {
     /// fields from a newer minor version survive. Nothing is written unless they verify.
     pub fn import(&self, bytes: &[u8], origin: &Path) -> Result<(PathBuf, Profile), ProfileError> {
         let profile = codec::from_slice(bytes, origin)?;
+        check_file_name(origin, &profile)?;
         let path = self.path_for(&profile.device.uuid);
         refuse_simulated(&profile, origin)?;
         self.write(&path, bytes)?;
@@ -176,18 +177,35 @@ pub fn load_path(path: &Path) -> Result<Profile, ProfileError> {
 /// Verifies a profile stored as `<uuid>.json`: valid, and for the UUID its name says.
 fn verify_stored(bytes: &[u8], path: &Path) -> Result<Profile, ProfileError> {
     let profile = codec::from_slice(bytes, path)?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let stem = file_stem(path);
     if stem != profile.device.uuid {
-        return Err(ProfileError::UuidMismatch {
-            path: path.to_path_buf(),
-            file_uuid: stem,
-            profile_uuid: profile.device.uuid,
-        });
+        return Err(mismatch(path, stem, &profile));
     }
     Ok(profile)
+}
+
+/// Any profile file may have any name, but one named like a UUID must hold that UUID's
+/// profile: a mismatch means a file was copied or renamed by mistake.
+pub fn check_file_name(path: &Path, profile: &Profile) -> Result<(), ProfileError> {
+    let stem = file_stem(path);
+    if is_valid_uuid(&stem) && stem != profile.device.uuid {
+        return Err(mismatch(path, stem, profile));
+    }
+    Ok(())
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn mismatch(path: &Path, file_uuid: String, profile: &Profile) -> ProfileError {
+    ProfileError::UuidMismatch {
+        path: path.to_path_buf(),
+        file_uuid,
+        profile_uuid: profile.device.uuid.clone(),
+    }
 }
 
 /// Writes `bytes` to `path` through a uniquely named temporary file in the same directory

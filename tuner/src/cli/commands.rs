@@ -237,15 +237,7 @@ fn find_stored(ctx: &Ctx, uuid: &str) -> Result<(PathBuf, Profile), CliError> {
 /// Loads any profile file; one named like a UUID must hold that UUID's profile.
 fn load_file(path: &Path) -> Result<Profile, CliError> {
     let profile = store::load_path(path)?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-    if let Some(stem) = stem.filter(|s| is_valid_uuid(s) && *s != profile.device.uuid) {
-        return Err(memtune_core::ProfileError::UuidMismatch {
-            path: path.to_path_buf(),
-            file_uuid: stem,
-            profile_uuid: profile.device.uuid,
-        }
-        .into());
-    }
+    store::check_file_name(path, &profile)?;
     Ok(profile)
 }
 
@@ -338,11 +330,11 @@ fn verify(ctx: &Ctx, files: &[PathBuf]) -> Result<Exit, CliError> {
     match first_failure {
         None => Ok(Exit::Ok),
         Some(e) => {
+            // Each verdict is printed already; the summary goes to stderr so that --json
+            // output stays one document.
             let n = items.iter().filter(|i| i["valid"] == false).count();
-            Err(CliError::new(
-                e.exit,
-                format!("{n} of {} profiles invalid", files.len()),
-            ))
+            eprintln!("error: {n} of {} profiles invalid", files.len());
+            Ok(e.exit)
         }
     }
 }

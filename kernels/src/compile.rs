@@ -1,0 +1,210 @@
+//! NVRTC compilation of a [`KernelSource`] to PTX. Warnings count as errors: a clean
+//! compile leaves NVRTC's log empty, so any log text fails the compilation.
+
+use std::ffi::{c_char, CStr, CString};
+
+use cudarc::nvrtc::{result, sys};
+
+use crate::toolchain::{ensure_nvrtc, ToolchainError};
+use crate::KernelSource;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Toolchain(#[from] ToolchainError),
+    #[error("{source_name} for {arch}: {what} contains a NUL byte")]
+    NulByte {
+        source_name: &'static str,
+        arch: String,
+        what: String,
+    },
+    #[error("{source_name} for {arch}: NVRTC reported (warnings count as errors):\n{log}")]
+    Diagnostics {
+        source_name: &'static str,
+        arch: String,
+        log: String,
+    },
+    #[error("{source_name} for {arch}: {call} failed: {error}")]
+    Nvrtc {
+        source_name: &'static str,
+        arch: String,
+        call: &'static str,
+        error: result::NvrtcError,
+    },
+}
+
+/// PTX produced by NVRTC from one source for one GPU architecture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledPtx {
+    pub source_name: &'static str,
+    pub arch: String,
+    pub text: String,
+}
+
+impl CompiledPtx {
+    /// Whether the PTX defines kernel `name`.
+    pub fn has_entry(&self, name: &str) -> bool {
+        let decl = format!(".entry {name}(");
+        self.text.lines().any(|line| line.contains(&decl))
+    }
+
+    /// The PTX in the form cudarc's module loading takes.
+    pub fn to_cudarc(&self) -> cudarc::nvrtc::Ptx {
+        cudarc::nvrtc::Ptx::from_src(self.text.clone())
+    }
+}
+
+/// Compiles `source` for `arch` (e.g. `"sm_90"`) with `-D` `defines` (an empty value gives
+/// a bare `-DNAME`). Fails on any NVRTC diagnostic, warnings included.
+pub fn compile_ptx(
+    source: &KernelSource,
+    arch: &str,
+    defines: &[(&str, &str)],
+) -> Result<CompiledPtx, CompileError> {
+    ensure_nvrtc()?;
+    let source_name = source.name;
+    let nul = |what: String| CompileError::NulByte {
+        source_name,
+        arch: arch.to_owned(),
+        what,
+    };
+    let nvrtc = |call, error| CompileError::Nvrtc {
+        source_name,
+        arch: arch.to_owned(),
+        call,
+        error,
+    };
+
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_owned(),
+    ];
+    for (name, value) in defines {
+        options.push(if value.is_empty() {
+            format!("-D{name}")
+        } else {
+            format!("-D{name}={value}")
+        });
+    }
+    // cudarc turns options into C strings with unwrap; reject NUL bytes here instead.
+    if let Some(bad) = options.iter().find(|o| o.contains('\0')) {
+        return Err(nul(format!("option {bad:?}")));
+    }
+    let src = CString::new(source.source).map_err(|_| nul("the source".to_owned()))?;
+    let name = CString::new(source_name).map_err(|_| nul("the source name".to_owned()))?;
+
+    let prog = Program(
+        result::create_program(&src, Some(&name)).map_err(|e| nvrtc("nvrtcCreateProgram", e))?,
+    );
+    // SAFETY: prog.0 was created above and is destroyed only when `prog` drops.
+    let compiled = unsafe { result::compile_program(prog.0, &options) };
+    let log =
+        unsafe { result::get_program_log(prog.0) }.map_err(|e| nvrtc("nvrtcGetProgramLog", e))?;
+    let log = c_chars_to_string(&log);
+    if compiled.is_err() || !log.trim().is_empty() {
+        return Err(CompileError::Diagnostics {
+            source_name,
+            arch: arch.to_owned(),
+            log,
+        });
+    }
+    let ptx = unsafe { result::get_ptx(prog.0) }.map_err(|e| nvrtc("nvrtcGetPTX", e))?;
+    Ok(CompiledPtx {
+        source_name,
+        arch: arch.to_owned(),
+        text: c_chars_to_string(&ptx),
+    })
+}
+
+/// Destroys the NVRTC program on every exit path.
+struct Program(sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by nvrtcCreateProgram and destroyed only here. A failure leaks it.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+/// NVRTC's NUL-terminated output buffers as text.
+fn c_chars_to_string(buf: &[c_char]) -> String {
+    // c_char is i8 or u8 depending on the target; both are one byte.
+    let bytes: Vec<u8> = buf.iter().map(|&c| c as u8).collect();
+    match CStr::from_bytes_until_nul(&bytes) {
+        Ok(s) => s.to_string_lossy().into_owned(),
+        Err(_) => String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &'static str) -> KernelSource {
+        KernelSource {
+            name: "test.cu",
+            source: text,
+            entries: &[],
+        }
+    }
+
+    /// NVRTC succeeds on these and only warns; compile_ptx must still fail.
+    #[test]
+    fn warnings_are_rejected() {
+        let cases = [
+            (
+                "#warning \"memtune test warning\"\nextern \"C\" __global__ void k() {}\n",
+                "memtune test warning",
+            ),
+            (
+                "extern \"C\" __global__ void k() { int unused = 1; }\n",
+                "never referenced",
+            ),
+        ];
+        for (text, expected) in cases {
+            match compile_ptx(&source(text), "sm_90", &[]) {
+                Err(CompileError::Diagnostics {
+                    source_name,
+                    arch,
+                    log,
+                }) => {
+                    assert_eq!((source_name, arch.as_str()), ("test.cu", "sm_90"));
+                    assert!(
+                        log.contains("warning") && log.contains(expected),
+                        "log: {log}"
+                    );
+                }
+                other => panic!("expected Diagnostics for {text:?}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn syntax_error_reports_log() {
+        let src = source("extern \"C\" __global__ void k() { int x = ; }\n");
+        let err = compile_ptx(&src, "sm_80", &[])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("test.cu") && err.contains("sm_80"), "{err}");
+        assert!(err.contains("expected an expression"), "{err}");
+    }
+
+    #[test]
+    fn defines_reach_the_source() {
+        let src = source(
+            "#ifndef MEMTUNE_X\n#error MEMTUNE_X missing\n#endif\n\
+             extern \"C\" __global__ void k(int* o) { *o = MEMTUNE_X; }\n",
+        );
+        assert!(compile_ptx(&src, "sm_90", &[]).is_err());
+        let ptx = compile_ptx(&src, "sm_90", &[("MEMTUNE_X", "7")]);
+        assert!(ptx.as_ref().is_ok_and(|p| p.has_entry("k")), "{ptx:?}");
+    }
+
+    #[test]
+    fn nul_in_define_is_an_error_not_a_panic() {
+        let src = source("extern \"C\" __global__ void k() {}\n");
+        let r = compile_ptx(&src, "sm_90", &[("A\0B", "1")]);
+        assert!(matches!(r, Err(CompileError::NulByte { .. })), "{r:?}");
+    }
+}

@@ -1,0 +1,74 @@
+//! Compiles every kernel source with NVRTC. Needs NVRTC 13 and fails without it on
+//! purpose: run scripts/install-cuda.sh (CI does).
+
+use memtune_kernels::{compile_ptx, ensure_nvrtc, NvrtcLocation, SOURCES};
+
+/// Turing, Ampere, Hopper. NVRTC 13 dropped sm_70 (Volta): its oldest target is sm_75.
+const ARCHS: &[&str] = &["sm_75", "sm_80", "sm_90"];
+
+fn require_nvrtc() -> NvrtcLocation {
+    match ensure_nvrtc() {
+        Ok(location) => location,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn every_source_compiles_for_every_arch() {
+    let location = require_nvrtc();
+    eprintln!("NVRTC: {location:?}");
+    assert!(!SOURCES.is_empty());
+    for source in SOURCES {
+        assert!(
+            !source.entries.is_empty(),
+            "{} lists no entries",
+            source.name
+        );
+        for arch in ARCHS {
+            let ptx = match compile_ptx(source, arch, &[]) {
+                Ok(ptx) => ptx,
+                Err(e) => panic!("{e}"),
+            };
+            assert!(
+                !ptx.text.trim().is_empty(),
+                "{} for {arch}: empty PTX",
+                source.name
+            );
+            for entry in source.entries {
+                assert!(
+                    ptx.has_entry(entry),
+                    "{} for {arch}: no .entry {entry}",
+                    source.name
+                );
+            }
+        }
+    }
+}
+
+/// The preload trick: once ensure_nvrtc() has found NVRTC (by absolute path if need be),
+/// the bare soname cudarc asks for resolves in this process.
+#[test]
+fn bare_soname_resolves_after_ensure_nvrtc() {
+    let location = require_nvrtc();
+    assert_eq!(location.version().0, 13);
+    // SAFETY: NVRTC is already loaded; this only takes another reference to it.
+    let lib = unsafe { libloading::Library::new("libnvrtc.so.13") };
+    assert!(
+        lib.is_ok(),
+        "libnvrtc.so.13 did not resolve by bare name after {location:?}"
+    );
+}
+
+#[test]
+fn chase_kernel_uses_l1_bypassing_loads() {
+    require_nvrtc();
+    let source = &memtune_kernels::pointer_chase::SOURCE;
+    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
+    let text = ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        text.contains("ld.global.cg.u64"),
+        "no ld.global.cg.u64 in PTX"
+    );
+    assert!(text.contains("%smid"), "no %smid read in PTX");
+    assert!(text.contains("%clock64"), "no %clock64 read in PTX");
+}

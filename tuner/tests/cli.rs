@@ -1,0 +1,330 @@
+//! `cargo-tune` through the built binary: every verb, every bad input, the exit codes.
+
+use memtune_tests::{json, profile, reseal, uuid};
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+/// A scratch project (with a Cargo.toml) and user cache, isolated from the real ones.
+struct Env {
+    dir: TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = TempDir::new().unwrap();
+        fs::create_dir_all(dir.path().join("project")).unwrap();
+        fs::write(dir.path().join("project/Cargo.toml"), "[package]\n").unwrap();
+        Env { dir }
+    }
+    fn cache(&self) -> PathBuf {
+        self.dir.path().join("cache")
+    }
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project/.memtune")
+    }
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        fs::write(&p, text).unwrap();
+        p
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cargo-tune"));
+        c.args(args)
+            .current_dir(self.dir.path().join("project"))
+            .env("MEMTUNE_CACHE_DIR", self.cache())
+            .env_remove("MEMTUNE_PROFILE")
+            .env_remove("MEMTUNE_OFFLINE");
+        c
+    }
+    fn run(&self, args: &[&str]) -> Run {
+        Run(self.cmd(args).output().unwrap())
+    }
+}
+
+struct Run(Output);
+
+impl Run {
+    fn code(&self) -> i32 {
+        self.0.status.code().unwrap_or(-1)
+    }
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("{e}: {}", self.stdout()))
+    }
+    #[track_caller]
+    fn expect(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code(),
+            code,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+    #[track_caller]
+    fn says(&self, needle: &str) -> &Self {
+        let all = self.stdout() + &self.stderr();
+        assert!(all.contains(needle), "expected {needle:?} in:\n{all}");
+        self
+    }
+}
+
+fn value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+fn good(env: &Env, n: u32) -> PathBuf {
+    env.file(&format!("good{n}.json"), &json(&profile(&uuid(n))))
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().into_string().unwrap(),
+                    fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn cargo_passes_tune_as_first_argument_and_both_forms_work() {
+    let env = Env::new();
+    let a = env.run(&["tune", "path", "--json"]);
+    let b = env.run(&["path", "--json"]);
+    a.expect(0);
+    b.expect(0);
+    assert_eq!(a.json(), b.json());
+    assert_eq!(a.json()["cache_dir"], env.cache().to_str().unwrap());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = Env::new();
+    env.run(&["frobnicate"])
+        .expect(2)
+        .says("unrecognized subcommand");
+    env.run(&["verify"]).expect(2);
+    env.run(&["show", "not-a-uuid"])
+        .expect(2)
+        .says("is not a GPU UUID");
+    env.run(&["export", "../../etc/passwd", "-o", "x"])
+        .expect(2);
+    env.run(&["--help"]).expect(0).says("Exit codes");
+}
+
+#[test]
+fn without_a_gpu_tune_and_devices_exit_3_and_write_nothing() {
+    let env = Env::new();
+    let r = env.run(&["devices", "--json"]);
+    if r.code() == 0 {
+        eprintln!("a GPU is visible here: the no-GPU path is covered by the GPU run script");
+        return;
+    }
+    r.expect(3).says("no CUDA");
+    assert_eq!(r.json()["error"]["kind"], "no_gpu");
+    env.run(&[]).expect(3).says("no CUDA");
+    assert!(!env.cache().exists(), "nothing written");
+}
+
+#[test]
+fn import_list_show_export_round_trip() {
+    let env = Env::new();
+    env.run(&["list"]).expect(0).says("no stored profiles");
+    let src = good(&env, 1);
+    env.run(&["import", src.to_str().unwrap()])
+        .expect(0)
+        .says(&uuid(1));
+    let stored = env.cache().join(format!("{}.json", uuid(1)));
+    assert_eq!(fs::read(&stored).unwrap(), fs::read(&src).unwrap());
+
+    let list = env.run(&["list", "--json"]);
+    list.expect(0);
+    let rows = list.json()["profiles"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["uuid"], uuid(1));
+    assert_eq!(rows[0]["store"], "cache");
+
+    env.run(&["show", &uuid(1)])
+        .expect(0)
+        .says("NVIDIA H100 80GB HBM3")
+        .says("TLB, device memory: not measured");
+    let shown = env.run(&["show", &uuid(1), "--json"]);
+    assert_eq!(shown.json()["profile"]["device"]["sm_count"], 132);
+    env.run(&["show", "--path", src.to_str().unwrap()])
+        .expect(0)
+        .says(&uuid(1));
+
+    let out = env.dir.path().join("exported.json");
+    env.run(&["export", &uuid(1), "-o", out.to_str().unwrap()])
+        .expect(0);
+    assert_eq!(fs::read(&out).unwrap(), fs::read(&src).unwrap());
+
+    env.run(&["import", "--project", src.to_str().unwrap()])
+        .expect(0);
+    assert!(env.project().join(format!("{}.json", uuid(1))).exists());
+    let list = env.run(&["list", "--json"]).json();
+    assert_eq!(list["profiles"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn show_without_arguments_uses_the_lookup_chain_and_reports_its_source() {
+    let env = Env::new();
+    let r = env.run(&["show"]);
+    r.expect(0)
+        .says("source: built-in conservative default")
+        .says("cargo tune");
+    let src = good(&env, 4);
+    env.run(&["import", src.to_str().unwrap()]).expect(0);
+    env.run(&["show"]).expect(0).says("source: user cache");
+    let r = Run(env
+        .cmd(&["show"])
+        .env("MEMTUNE_PROFILE", &src)
+        .output()
+        .unwrap());
+    r.expect(0).says("source: MEMTUNE_PROFILE=");
+}
+
+#[test]
+fn unknown_profiles_exit_6() {
+    let env = Env::new();
+    env.run(&["show", &uuid(7)])
+        .expect(6)
+        .says("cargo tune import");
+    env.run(&["export", &uuid(7), "-o", "x.json"]).expect(6);
+    env.run(&["verify", "/nonexistent.json"])
+        .expect(6)
+        .says("/nonexistent.json");
+    env.run(&["import", "/nonexistent.json"]).expect(6);
+    let r = Run(env
+        .cmd(&["show"])
+        .env("MEMTUNE_PROFILE", "/nowhere/p.json")
+        .output()
+        .unwrap());
+    r.expect(6)
+        .says("MEMTUNE_PROFILE=/nowhere/p.json")
+        .says("unset MEMTUNE_PROFILE");
+}
+
+/// Every bad file: exit 4 from verify and import, a message naming the file and a fix,
+/// and the profile already stored left exactly as it was.
+#[test]
+fn every_bad_input_is_refused_clearly_and_changes_nothing() {
+    let env = Env::new();
+    let src = good(&env, 1);
+    env.run(&["import", src.to_str().unwrap()]).expect(0);
+    let before = snapshot(&env.cache());
+
+    let text = json(&profile(&uuid(1)));
+    let mut other_schema = value(&text);
+    other_schema["schema"] = Value::from("memtune-sim/1");
+    let mut newer = value(&text);
+    newer["schema"] = Value::from("memtune-profile/2");
+    let mut tampered = value(&text);
+    tampered["device"]["l2_bytes"] = Value::from(1);
+
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "truncated.json",
+            text[..text.len() - 40].to_string(),
+            "not valid JSON",
+        ),
+        (
+            "other-schema.json",
+            reseal(other_schema),
+            "not a memtune profile",
+        ),
+        ("newer-major.json", reseal(newer), "upgrade memtune"),
+        (
+            "tampered.json",
+            serde_json::to_string(&tampered).unwrap(),
+            "digest mismatch",
+        ),
+        (
+            &*Box::leak(format!("{}.json", uuid(2)).into_boxed_str()),
+            text.clone(),
+            "rename it",
+        ),
+    ];
+    for (name, body, message) in &cases {
+        let path = env.file(name, body);
+        let p = path.to_str().unwrap();
+        env.run(&["verify", p]).expect(4).says(name).says(message);
+        env.run(&["import", p]).expect(4).says(name).says(message);
+        env.run(&["show", "--path", p]).expect(4).says(message);
+        let r = env.run(&["verify", "--json", p]);
+        r.expect(4);
+        assert_eq!(r.json()["files"][0]["valid"], false);
+        assert_eq!(snapshot(&env.cache()), before, "{name} changed the store");
+    }
+    // One bad among good ones still fails the whole verify, and says which.
+    let bad = env.dir.path().join("tampered.json");
+    env.run(&["verify", src.to_str().unwrap(), bad.to_str().unwrap()])
+        .expect(4)
+        .says("ok ")
+        .says("INVALID")
+        .says("1 of 2 profiles invalid");
+}
+
+#[test]
+fn a_stored_file_under_the_wrong_name_is_reported_by_list_and_show() {
+    let env = Env::new();
+    memtune_tests::write(
+        &env.cache(),
+        &format!("{}.json", uuid(2)),
+        &profile(&uuid(1)),
+    );
+    env.run(&["list"])
+        .expect(0)
+        .says("INVALID")
+        .says("rename it");
+    env.run(&["show", &uuid(2)]).expect(4).says("rename it");
+}
+
+#[test]
+fn an_unusable_cache_directory_is_an_io_error_exit_5() {
+    let env = Env::new();
+    let not_dir = env.file("cache-is-a-file", "x");
+    let src = good(&env, 1);
+    let r = Run(env
+        .cmd(&["import", src.to_str().unwrap()])
+        .env("MEMTUNE_CACHE_DIR", &not_dir)
+        .output()
+        .unwrap());
+    r.expect(5)
+        .says("cache-is-a-file")
+        .says("MEMTUNE_CACHE_DIR");
+    let r = Run(env
+        .cmd(&["list"])
+        .env("MEMTUNE_CACHE_DIR", &not_dir)
+        .output()
+        .unwrap());
+    r.expect(5).says("cache-is-a-file");
+    assert_eq!(fs::read_to_string(&not_dir).unwrap(), "x");
+}
+
+#[test]
+fn json_errors_are_machine_readable() {
+    let env = Env::new();
+    let r = env.run(&["show", &uuid(7), "--json"]);
+    r.expect(6);
+    let doc = r.json();
+    assert_eq!(doc["error"]["exit_code"], 6);
+    assert_eq!(doc["error"]["kind"], "not_found");
+}
