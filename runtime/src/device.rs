@@ -135,7 +135,16 @@ fn pci_bus_id(dev: sys::CUdevice) -> Option<String> {
         .ok()?;
     // SAFETY: NUL-terminated by the driver within the buffer.
     let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
-    Some(s.to_string_lossy().into_owned())
+    Some(nvidia_smi_bus_id(&s.to_string_lossy()))
+}
+
+/// The driver prints a 4-digit PCI domain (`0000:19:00.0`), nvidia-smi an 8-digit one
+/// (`00000000:19:00.0`); profiles use nvidia-smi's form so the two can be compared.
+fn nvidia_smi_bus_id(driver: &str) -> String {
+    match driver.split_once(':') {
+        Some((domain, rest)) => format!("{domain:0>8}:{rest}"),
+        None => driver.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -147,5 +156,11 @@ mod tests {
         assert_eq!(format_driver_version(13000), "13.0");
         assert_eq!(format_driver_version(12090), "12.9");
         assert_eq!(format_driver_version(13010), "13.1");
+    }
+
+    #[test]
+    fn bus_ids_print_like_nvidia_smi() {
+        assert_eq!(nvidia_smi_bus_id("0000:00:06.0"), "00000000:00:06.0");
+        assert_eq!(nvidia_smi_bus_id("00000000:19:00.0"), "00000000:19:00.0");
     }
 }

@@ -68,3 +68,27 @@ pub fn reseal(mut value: serde_json::Value) -> String {
     value["digest"] = serde_json::Value::String(digest);
     format!("{value:#}\n")
 }
+
+/// Whether GPU tests run (`MEMTUNE_GPU_TESTS=1`). When they do not, says so on stderr, so a
+/// skipped test never reads as a pass.
+pub fn gpu_tests_enabled(test: &str) -> bool {
+    let on = std::env::var("MEMTUNE_GPU_TESTS").is_ok_and(|v| v == "1");
+    if !on {
+        // Written to stderr directly: libtest captures eprintln!, and a skip must show.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: GPU test; set MEMTUNE_GPU_TESTS=1 on a machine with a GPU to run it"
+        );
+    }
+    on
+}
+
+/// The `cargo-tune` binary for a test: `MEMTUNE_CARGO_TUNE` when set (on the GPU machine,
+/// where the test executables run from a bundle, away from the target directory), else the
+/// path cargo compiled into the test.
+pub fn cargo_tune_bin(compiled: &str) -> PathBuf {
+    std::env::var_os("MEMTUNE_CARGO_TUNE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(compiled))
+}

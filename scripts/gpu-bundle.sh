@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds what the GPU machine runs (it has CUDA 13.0 but no Rust) into the git-ignored
+# folder .gpu-bundle/: the release `cargo-tune` and every test executable, stripped.
+# Then run it there with the device tool, carrying .gpu-bundle:
+#
+#   bash scripts/gpu-run.sh /tmp/r; s=$?; tar czf $OUT/gpu-results.tgz -C /tmp/r .; cp /tmp/r/summary.txt $OUT/; exit $s
+#
+# and unpack the results with scripts/gpu-results.sh FILE.tgz (into benchmarks/results/).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bundle="$root/.gpu-bundle"
+rm -rf "$bundle"
+mkdir -p "$bundle/tests"
+
+cargo build --release -p memtune-tuner --bin cargo-tune
+cp target/release/cargo-tune "$bundle/"
+
+# Every test executable of the workspace, named <package>-<target>.
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    # Proc-macro test executables link libstd dynamically: they cannot travel.
+    kinds = m.get("target", {}).get("kind", [])
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"] and "proc-macro" not in kinds:
+        pkg = m["package_id"].split("#")[-1].split("@")[0].split("/")[-1]
+        name = pkg + "-" + m["target"]["name"]
+        shutil.copy(m["executable"], sys.argv[1] + "/" + name)
+        print("bundled", name)
+' "$bundle/tests"
+strip "$bundle/cargo-tune" "$bundle"/tests/*
+size=$(du -sm "$bundle" | cut -f1)
+echo "bundle: $bundle (${size} MiB)"
+if [ "$size" -gt 56 ]; then
+    echo "gpu-bundle.sh: the bundle is over 56 MiB; the device tool carries at most 64 MiB with the tree" >&2
+    exit 1
+fi

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no Rust there): the bundled `cargo-tune` and every bundled test
+# executable with MEMTUNE_GPU_TESTS=1. Writes logs, profiles and a summary into OUTDIR.
+# Exit status: 0 when every step passed, 1 otherwise (see OUTDIR/summary.txt).
+set -uo pipefail
+out="${1:?usage: scripts/gpu-run.sh OUTDIR}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bundle="$root/.gpu-bundle"
+[ -x "$bundle/cargo-tune" ] || { echo "gpu-run.sh: no bundle at $bundle; run scripts/gpu-bundle.sh first and carry .gpu-bundle" >&2; exit 2; }
+mkdir -p "$out/tests" "$out/profiles"
+export MEMTUNE_GPU_TESTS=1 MEMTUNE_CARGO_TUNE="$bundle/cargo-tune" MEMTUNE_CACHE_DIR="$out/profiles"
+summary="$out/summary.txt"
+status=0
+step() { # name, command...
+    local name="$1"; shift
+    local t0 rc ms
+    t0=$(date +%s%N)
+    "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    printf '%-48s rc=%-3s %7d ms\n' "$name" "$rc" "$ms" | tee -a "$summary"
+    [ "$rc" -eq 0 ] || status=1
+}
+{
+    echo "memtune GPU run $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    nvidia-smi --query-gpu=name,uuid,pci.bus_id,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+} | tee "$summary"
+nvidia-smi -q >"$out/nvidia-smi-q.txt" 2>&1
+
+step devices "$bundle/cargo-tune" devices
+step devices-json "$bundle/cargo-tune" devices --json
+step tune "$bundle/cargo-tune" --json
+step show "$bundle/cargo-tune" show
+for t in "$bundle"/tests/*; do
+    step "tests/$(basename "$t")" "$t" --test-threads=1
+done
+grep -h "SKIPPED\|test result\|FAILED\|panicked" "$out"/tests/*.log | sort | uniq -c >>"$summary"
+exit $status
