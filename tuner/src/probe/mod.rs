@@ -1,0 +1,1 @@
+//! The probe: sweeps over a memory system and inference from the curves.

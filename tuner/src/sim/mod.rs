@@ -1,0 +1,1 @@
+//! The simulated GPU (schema memtune-sim/1).
