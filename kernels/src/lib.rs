@@ -42,5 +42,48 @@ pub mod pointer_chase {
     };
 }
 
+/// Random sampling: region fill with a hash of the index, and the sampling kernel.
+pub mod random_access {
+    use super::KernelSource;
+
+    /// `memtune_fill_words(data: *mut u32, n_words: u64)`
+    pub const FILL: &str = "memtune_fill_words";
+    /// `memtune_random_sample(data: *const u32, n_words: u64, reads: u32, seed: u64, sum: *mut u64)`
+    pub const SAMPLE: &str = "memtune_random_sample";
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "random_access.cu",
+        source: include_str!("../cuda/random_access.cu"),
+        entries: &[FILL, SAMPLE],
+    };
+
+    /// The value `memtune_fill_words` stores at word `i`.
+    pub fn word_hash(i: u64) -> u32 {
+        let mut i = i ^ (i >> 33);
+        i = i.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        i ^= i >> 33;
+        i as u32
+    }
+
+    /// The sum `memtune_random_sample` computes over data filled by `memtune_fill_words`,
+    /// recomputed on the CPU: the check that every read landed where it should.
+    pub fn expected_sum(threads: u64, n_words: u64, reads: u32, seed: u64) -> u64 {
+        (0..threads)
+            .map(|t| {
+                let mut x = seed ^ t.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let mut acc: u32 = 0;
+                for _ in 0..reads {
+                    x = x
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    let pos = ((u128::from(x) * u128::from(n_words)) >> 64) as u64;
+                    acc = acc.wrapping_add(word_hash(pos));
+                }
+                u64::from(acc)
+            })
+            .sum()
+    }
+}
+
 /// Every kernel source of this crate.
-pub const SOURCES: &[KernelSource] = &[pointer_chase::SOURCE];
+pub const SOURCES: &[KernelSource] = &[pointer_chase::SOURCE, random_access::SOURCE];

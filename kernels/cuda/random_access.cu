@@ -1,0 +1,51 @@
+// Random sampling (Karnagel et al., DaMoN'17, section 2.1): many threads each draw
+// positions from a light generator and sum the 4-byte values read there. Its throughput
+// against region size shows where address translation starts to limit random access.
+//
+// The data is never zeros: memtune_fill_words writes a hash of each word's index, so the
+// host can recompute the exact expected sum without copying the region back.
+//
+// No #include: NVRTC compiles this without any CUDA headers.
+
+// A cheap, well-mixed 32-bit hash of a word index (the low half of a 64-bit finalizer).
+__device__ __forceinline__ unsigned int memtune_word_hash(unsigned long long i)
+{
+    i ^= i >> 33;
+    i *= 0xff51afd7ed558ccdull;
+    i ^= i >> 33;
+    return (unsigned int)i;
+}
+
+// Fill: data[i] = memtune_word_hash(i) for i in [0, n_words). Any grid (grid-stride loop).
+extern "C" __global__ void memtune_fill_words(unsigned int* data, unsigned long long n_words)
+{
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < n_words; i += threads) {
+        data[i] = memtune_word_hash(i);
+    }
+}
+
+// Sample: thread t seeds a 64-bit LCG with seed ^ (t * golden ratio), then `reads` times
+// steps it and reads data[pos], pos = high 64 bits of state * n_words (uniform in
+// [0, n_words)). Sums wrap at 32 bits per thread and are added into *sum (64-bit).
+//   data      device-visible address of the region (device, managed or mapped pinned)
+//   n_words   region size in 4-byte words
+//   reads     reads per thread
+//   seed      stream seed
+//   sum       one u64, zeroed by the host before the launch
+extern "C" __global__ void memtune_random_sample(const unsigned int* __restrict__ data,
+                                                 unsigned long long n_words,
+                                                 unsigned int reads,
+                                                 unsigned long long seed,
+                                                 unsigned long long* sum)
+{
+    unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long x = seed ^ (t * 0x9e3779b97f4a7c15ull);
+    unsigned int acc = 0;
+    for (unsigned int r = 0; r < reads; ++r) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        acc += __ldcg(&data[__umul64hi(x, n_words)]);
+    }
+    atomicAdd(sum, (unsigned long long)acc);
+}
