@@ -2,5 +2,6 @@
 //! `cargo-tune` command.
 
 pub mod cli;
+pub mod gpu;
 pub mod probe;
 pub mod sim;

@@ -73,6 +73,8 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Verify { files }) => verify(&ctx, &files),
         Some(Command::Export { uuid, output }) => export(&ctx, &uuid, &output),
         Some(Command::Import { file, project }) => import(&ctx, &file, project),
+        Some(Command::Chase(args)) => super::raw::chase(ctx.json, &args),
+        Some(Command::Sample(args)) => super::raw::sample(ctx.json, &args),
     }
 }
 

@@ -2,7 +2,9 @@
 
 mod commands;
 mod exit;
+mod raw;
 mod render;
+pub mod size;
 
 pub use exit::{CliError, Exit};
 
@@ -81,6 +83,36 @@ pub enum Command {
         #[arg(long)]
         project: bool,
     },
+    /// Raw pointer-chase latency on the GPU (cycles per load), strides x footprints.
+    Chase(RawArgs),
+    /// Raw random-sampling throughput on the GPU (reads/s) over growing regions.
+    Sample(RawArgs),
+}
+
+/// A raw sweep over one memory kind, geometric footprints from `--from` to `--to`.
+#[derive(Debug, Args)]
+pub struct RawArgs {
+    /// device, pinned or managed.
+    #[arg(long, default_value = "device")]
+    pub kind: memtune_core::MemoryKind,
+    /// Chase strides, comma-separated (chase only).
+    #[arg(long, value_delimiter = ',', value_parser = size::parse, default_value = "2MiB")]
+    pub strides: Vec<u64>,
+    /// Smallest footprint or region.
+    #[arg(long, value_parser = size::parse, default_value = "1MiB")]
+    pub from: u64,
+    /// Largest footprint or region (default: the probe's limit for the kind).
+    #[arg(long, value_parser = size::parse)]
+    pub to: Option<u64>,
+    /// Growth factor between footprints.
+    #[arg(long, default_value_t = 2.0)]
+    pub factor: f64,
+    /// SM to run the chase on.
+    #[arg(long, default_value_t = 0)]
+    pub sm: u32,
+    /// GPU ordinal.
+    #[arg(long = "gpu", default_value_t = 0)]
+    pub gpu: usize,
 }
 
 /// Runs the command line and returns the process exit code.

@@ -1,0 +1,103 @@
+//! `cargo tune chase` and `cargo tune sample`: the probe's raw measurements, for looking at
+//! a GPU directly (the probe runs the same kernels and infers from the curves).
+
+use super::exit::{CliError, Exit};
+use super::render::bytes;
+use super::RawArgs;
+use crate::gpu::{Bounds, Gpu, GpuError, MAX_CHASE_ELEMENTS};
+use memtune::device;
+use serde_json::json;
+
+impl From<GpuError> for CliError {
+    fn from(e: GpuError) -> Self {
+        let exit = match e {
+            GpuError::Allocation { .. } => Exit::Io,
+            _ => Exit::Internal,
+        };
+        CliError::new(exit, e.to_string())
+    }
+}
+
+fn open(args: &RawArgs) -> Result<(Gpu, Vec<u64>), CliError> {
+    if args.factor <= 1.0 {
+        return Err(CliError::new(Exit::Usage, "--factor must be above 1"));
+    }
+    let identity = device::identity(args.gpu)?;
+    let gpu = Gpu::open(args.gpu, identity, &Bounds::default())?;
+    let to = args.to.unwrap_or(gpu.max_footprint(args.kind));
+    if to > gpu.max_footprint(args.kind) || args.from > to {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!(
+                "--from {} --to {}: must satisfy from <= to <= {} (the limit for {} memory here)",
+                bytes(args.from),
+                bytes(to),
+                bytes(gpu.max_footprint(args.kind)),
+                args.kind
+            ),
+        ));
+    }
+    let mut sizes = Vec::new();
+    let mut f = args.from as f64;
+    while f <= to as f64 {
+        sizes.push((f as u64) / 8 * 8);
+        f *= args.factor;
+    }
+    Ok((gpu, sizes))
+}
+
+pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
+    let (mut gpu, sizes) = open(args)?;
+    let mut points = Vec::new();
+    if !json {
+        print!("{:>12}", "footprint");
+        for s in &args.strides {
+            print!(" {:>12}", bytes(*s));
+        }
+        println!("   (cycles per load, {} memory, SM {})", args.kind, args.sm);
+    }
+    for &footprint in &sizes {
+        if !json {
+            print!("{:>12}", bytes(footprint));
+        }
+        for &stride in &args.strides {
+            let cycles = if stride <= footprint && footprint / stride <= MAX_CHASE_ELEMENTS {
+                Some(gpu.chase(args.kind, stride, footprint, args.sm)?)
+            } else {
+                None
+            };
+            if let Some(c) = cycles {
+                points.push(json!({"stride_bytes": stride, "footprint_bytes": footprint, "cycles_per_load": c}));
+            }
+            if !json {
+                match cycles {
+                    Some(c) => print!(" {c:>12.1}"),
+                    None => print!(" {:>12}", "-"),
+                }
+            }
+        }
+        if !json {
+            println!();
+        }
+    }
+    if json {
+        println!("{:#}", json!({"kind": args.kind, "sm": args.sm, "points": points}));
+    }
+    Ok(Exit::Ok)
+}
+
+pub fn sample(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
+    let (mut gpu, sizes) = open(args)?;
+    let mut points = Vec::new();
+    for &region in &sizes {
+        let rate = gpu.random_access(args.kind, region)?;
+        if !json {
+            println!("{:>12}  {:>8.3} G reads/s", bytes(region), rate / 1e9);
+        }
+        points.push(json!({"region_bytes": region, "reads_per_second": rate}));
+    }
+    if json {
+        println!("{:#}", json!({"kind": args.kind, "points": points}));
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,274 @@
+//! The real GPU as a memory system for the probe: pointer chases and random sampling on
+//! device, pinned (zero-copy) and managed memory, through cudarc and NVRTC.
+
+mod memory;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+};
+use memory::Buffer;
+use memtune_core::{DeviceIdentity, MemoryKind};
+use memtune_kernels::{compile_ptx, pointer_chase, random_access, KernelSource};
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("{what}: {source:?}")]
+    Cuda {
+        what: String,
+        #[source]
+        source: DriverError,
+    },
+    #[error(transparent)]
+    Compile(#[from] memtune_kernels::CompileError),
+    #[error("allocating {bytes} bytes of {kind} memory failed: {source:?}; bound it with --max-{kind} or free GPU memory")]
+    Allocation {
+        kind: MemoryKind,
+        bytes: u64,
+        source: DriverError,
+    },
+    #[error("{0}")]
+    Check(String),
+}
+
+fn cuda(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
+    let what = what.into();
+    move |source| GpuError::Cuda { what, source }
+}
+
+/// Upper bounds on the memory the probe takes, per kind (bytes; `None`: the default).
+#[derive(Debug, Clone, Default)]
+pub struct Bounds {
+    pub device: Option<u64>,
+    pub pinned: Option<u64>,
+    pub managed: Option<u64>,
+}
+
+/// Timed loads per chase after the warm walk: enough for a stable mean, few enough that a
+/// chase over pinned host memory (about 1-2 µs a load) stays in milliseconds.
+const CHASE_STEPS: u32 = 2048;
+/// Most elements a chase ring may have. The warm walk touches every element once, so that
+/// the timed walk finds them all in L2 and measures translation only: rings longer than
+/// this would make every chase slow (seen on an H200: walking only part of a longer ring
+/// left the rest in DRAM, doubling the latency with no TLB miss at all).
+pub const MAX_CHASE_ELEMENTS: u64 = 1 << 16;
+
+struct Kernels {
+    chase_init: CudaFunction,
+    chase: CudaFunction,
+    fill: CudaFunction,
+    sample: CudaFunction,
+}
+
+/// An open GPU, ready to probe.
+pub struct Gpu {
+    stream: Arc<CudaStream>,
+    kernels: Kernels,
+    identity: DeviceIdentity,
+    limits: [u64; 3],
+    /// The one buffer held at a time (switching kinds frees the previous one).
+    buffer: Option<Buffer>,
+    /// Whether the buffer holds the random-access fill (a chase ring overwrites it).
+    filled_words: u64,
+    out: CudaSlice<u64>,
+}
+
+fn kind_index(kind: MemoryKind) -> usize {
+    match kind {
+        MemoryKind::Device => 0,
+        MemoryKind::Pinned => 1,
+        MemoryKind::Managed => 2,
+    }
+}
+
+const MIB2: u64 = 2 << 20;
+
+/// Host memory available now (Linux `MemAvailable`), if it can be read.
+fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal`, compiles the probe kernels for it and sets the footprint limits:
+    /// device, most of the free memory; managed, at most half of it (more can hang the GPU);
+    /// pinned, a bounded share of host memory.
+    pub fn open(ordinal: usize, identity: DeviceIdentity, bounds: &Bounds) -> Result<Gpu, GpuError> {
+        let ctx = CudaContext::new(ordinal).map_err(cuda("creating a CUDA context"))?;
+        let stream = ctx.default_stream();
+        let arch = format!(
+            "sm_{}{}",
+            identity.compute_capability.major, identity.compute_capability.minor
+        );
+        let load = |src: &KernelSource, names: [&str; 2]| -> Result<[CudaFunction; 2], GpuError> {
+            let ptx = compile_ptx(src, &arch, &[])?;
+            let module = ctx
+                .load_module(ptx.to_cudarc())
+                .map_err(cuda(format!("loading {}", src.name)))?;
+            let f = |n: &str| module.load_function(n).map_err(cuda(format!("finding {n}")));
+            Ok([f(names[0])?, f(names[1])?])
+        };
+        let [chase_init, chase] = load(
+            &pointer_chase::SOURCE,
+            [pointer_chase::INIT, pointer_chase::CHASE],
+        )?;
+        let [fill, sample] = load(
+            &random_access::SOURCE,
+            [random_access::FILL, random_access::SAMPLE],
+        )?;
+        let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
+        let free = free as u64;
+        let round = |b: u64| b / MIB2 * MIB2;
+        let pick = |bound: Option<u64>, default: u64| round(bound.map_or(default, |b| b.min(default)));
+        let pinned_default = host_available_bytes().map_or(4 << 30, |a| (a / 4).min(8 << 30));
+        let limits = [
+            pick(bounds.device, free / 10 * 8),
+            pick(bounds.pinned, pinned_default),
+            pick(bounds.managed, free / 2),
+        ];
+        let out = stream
+            .alloc_zeros::<u64>(pointer_chase::OUT_LEN)
+            .map_err(cuda("allocating the chase output"))?;
+        Ok(Gpu {
+            stream,
+            kernels: Kernels {
+                chase_init,
+                chase,
+                fill,
+                sample,
+            },
+            identity,
+            limits,
+            buffer: None,
+            filled_words: 0,
+            out,
+        })
+    }
+
+    pub fn identity(&self) -> &DeviceIdentity {
+        &self.identity
+    }
+
+    pub fn max_footprint(&self, kind: MemoryKind) -> u64 {
+        self.limits[kind_index(kind)]
+    }
+
+    /// The buffer for `kind`, allocated at the kind's limit on first use.
+    fn buffer(&mut self, kind: MemoryKind, bytes: u64) -> Result<u64, GpuError> {
+        let limit = self.max_footprint(kind);
+        if bytes > limit {
+            return Err(GpuError::Check(format!(
+                "{bytes} bytes of {kind} memory asked for, over the probe's limit of {limit}"
+            )));
+        }
+        let current = self.buffer.as_ref().map(|b| b.kind_matches(kind));
+        if current != Some(true) {
+            self.buffer = None; // free the previous kind's memory first
+            self.filled_words = 0;
+            let b = Buffer::allocate(kind, limit).map_err(|source| GpuError::Allocation {
+                kind,
+                bytes: limit,
+                source,
+            })?;
+            self.buffer = Some(b);
+        }
+        Ok(self.buffer.as_ref().map_or(0, |b| b.dptr))
+    }
+
+    /// Frees the memory held for probing.
+    pub fn release(&mut self) {
+        self.buffer = None;
+        self.filled_words = 0;
+    }
+
+    /// Mean cycles per load of a chase with `stride` over `footprint` bytes of `kind`, run
+    /// on SM `sm`, after a warm walk touching every element once.
+    pub fn chase(&mut self, kind: MemoryKind, stride: u64, footprint: u64, sm: u32) -> Result<f64, GpuError> {
+        if stride < 8 || stride % 8 != 0 || footprint < stride || footprint / stride > MAX_CHASE_ELEMENTS {
+            return Err(GpuError::Check(format!(
+                "chase stride {stride} / footprint {footprint}: stride must be a multiple of 8, at most the footprint, and footprint/stride at most {MAX_CHASE_ELEMENTS}"
+            )));
+        }
+        let base = self.buffer(kind, footprint)?;
+        self.filled_words = 0;
+        let count = footprint / stride;
+        let init_blocks = count.div_ceil(256).min(4096) as u32;
+        let mut init = self.stream.launch_builder(&self.kernels.chase_init);
+        init.arg(&base).arg(&stride).arg(&count);
+        // SAFETY: the ring lies inside the buffer (count * stride <= footprint <= its size).
+        unsafe { init.launch(LaunchConfig { grid_dim: (init_blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
+            .map_err(cuda("launching memtune_chase_init"))?;
+
+        let warm = count as u32;
+        let steps = CHASE_STEPS;
+        let target = sm as i32;
+        for blocks_per_sm in [4u32, 16] {
+            self.stream
+                .memcpy_htod(&[pointer_chase::OUT_SENTINEL; pointer_chase::OUT_LEN], &mut self.out)
+                .map_err(cuda("resetting the chase output"))?;
+            let grid = self.identity.sm_count.max(1) * blocks_per_sm;
+            let mut chase = self.stream.launch_builder(&self.kernels.chase);
+            chase.arg(&base).arg(&warm).arg(&steps).arg(&target).arg(&mut self.out);
+            // SAFETY: the kernel follows the ring written above; `out` holds OUT_LEN words.
+            unsafe { chase.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }
+                .map_err(cuda("launching memtune_pointer_chase"))?;
+            let out = self.stream.clone_dtoh(&self.out).map_err(cuda("reading the chase output"))?;
+            if out[2] != pointer_chase::OUT_SENTINEL {
+                return Ok(out[0] as f64 / f64::from(steps));
+            }
+        }
+        Err(GpuError::Check(format!("no block of the chase ran on SM {sm}")))
+    }
+
+    /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`: median
+    /// of three timed launches after a warm-up, the sum checked against the CPU once.
+    pub fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
+        let limit = self.max_footprint(kind);
+        let base = self.buffer(kind, region)?;
+        let all_words = limit / 4;
+        if self.filled_words != all_words {
+            let mut fill = self.stream.launch_builder(&self.kernels.fill);
+            fill.arg(&base).arg(&all_words);
+            let blocks = self.identity.sm_count.max(1) * 8;
+            // SAFETY: writes `all_words` words, the whole buffer.
+            unsafe { fill.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
+                .map_err(cuda("launching memtune_fill_words"))?;
+            self.filled_words = all_words;
+        }
+        let n_words = region / 4;
+        // Zero-copy reads cross the host link: fewer per thread keeps a launch short.
+        let reads: u32 = if kind == MemoryKind::Pinned { 8 } else { 64 };
+        let blocks = self.identity.sm_count.max(1) * 4;
+        let threads = u64::from(blocks) * 256;
+        let seed = 0x5eed_u64 ^ region;
+        let mut sum = self.stream.alloc_zeros::<u64>(1).map_err(cuda("allocating the sum"))?;
+        let mut times = Vec::new();
+        for run in 0..4 {
+            self.stream.memset_zeros(&mut sum).map_err(cuda("zeroing the sum"))?;
+            let start = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda("recording an event"))?;
+            let mut sample = self.stream.launch_builder(&self.kernels.sample);
+            sample.arg(&base).arg(&n_words).arg(&reads).arg(&seed).arg(&mut sum);
+            // SAFETY: reads positions < n_words inside the filled buffer; `sum` is one word.
+            unsafe { sample.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
+                .map_err(cuda("launching memtune_random_sample"))?;
+            let end = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda("recording an event"))?;
+            end.synchronize().map_err(cuda("waiting for memtune_random_sample"))?;
+            if run == 0 {
+                let got = self.stream.clone_dtoh(&sum).map_err(cuda("reading the sum"))?[0];
+                let want = random_access::expected_sum(threads, n_words, reads, seed);
+                if got != want {
+                    return Err(GpuError::Check(format!(
+                        "random sampling over {region} bytes of {kind} memory summed {got}, the CPU reference {want}"
+                    )));
+                }
+                continue; // the warm-up run
+            }
+            times.push(f64::from(start.elapsed_ms(&end).map_err(cuda("timing"))?));
+        }
+        times.sort_by(f64::total_cmp);
+        let median_s = times[times.len() / 2] / 1e3;
+        Ok((threads * u64::from(reads)) as f64 / median_s)
+    }
+}
