@@ -98,3 +98,53 @@ extern "C" __global__ void memtune_pointer_chase(unsigned long long start,
     out[0] = (unsigned long long)(t1 - t0);
     out[1] = p;
 }
+
+// Walks `steps` loads from `p` with the clock read after the last one arrives.
+__device__ __forceinline__ unsigned long long memtune_walk(unsigned long long p, unsigned int steps)
+{
+    for (unsigned int i = 0; i < steps; ++i) {
+        p = memtune_load_cg(p);
+    }
+    return p;
+}
+
+// Pair chase, for TLB sharing between SMs (seed 000, section 3.3): the block on SM `sm_a`
+// walks ring A like memtune_pointer_chase, while the block on SM `sm_b` walks its own ring
+// B over the same time (its warm walk, then `steps` three times, so it is still walking
+// while A is timed). If the two SMs share a TLB level, B's pages evict A's and A's timed
+// loads get slower.
+//   start_a, start_b  rings from memtune_chase_init over disjoint memory
+//   warm_steps        untimed steps of each walk (>= ring length)
+//   steps             timed steps of A
+//   sm_a, sm_b        the two SMs (distinct)
+//   out               6 x u64 pre-filled with ~0ull: out[0..3] as memtune_pointer_chase's
+//                     for A; out[3] B's address reached, out[4] unused, out[5] B's SM.
+// Launch several blocks per SM so that one lands on each; only thread 0 of the chosen
+// blocks works, and both must be resident at once (they are: a few 32-thread blocks per SM).
+extern "C" __global__ void memtune_pointer_chase_pair(unsigned long long start_a,
+                                                      unsigned long long start_b,
+                                                      unsigned int warm_steps,
+                                                      unsigned int steps,
+                                                      int sm_a,
+                                                      int sm_b,
+                                                      unsigned long long* out)
+{
+    if (threadIdx.x != 0) {
+        return;
+    }
+    unsigned int sm = memtune_smid();
+    if (sm == (unsigned int)sm_a && atomicCAS(&out[2], ~0ull, (unsigned long long)sm) == ~0ull) {
+        unsigned long long p = memtune_walk(start_a, warm_steps);
+        long long t0 = memtune_clock_after(p);
+        p = memtune_walk(p, steps);
+        long long t1 = memtune_clock_after(p);
+        out[0] = (unsigned long long)(t1 - t0);
+        out[1] = p;
+    } else if (sm == (unsigned int)sm_b &&
+               atomicCAS(&out[5], ~0ull, (unsigned long long)sm) == ~0ull) {
+        unsigned long long p = memtune_walk(start_b, warm_steps);
+        p = memtune_walk(p, steps);
+        p = memtune_walk(p, steps);
+        out[3] = memtune_walk(p, steps);
+    }
+}

@@ -29,8 +29,12 @@ pub mod pointer_chase {
     pub const INIT: &str = "memtune_chase_init";
     /// `memtune_pointer_chase(start: u64, warm_steps: u32, steps: u32, target_sm: i32, out: *mut u64)`
     pub const CHASE: &str = "memtune_pointer_chase";
+    /// `memtune_pointer_chase_pair(start_a: u64, start_b: u64, warm_steps: u32, steps: u32, sm_a: i32, sm_b: i32, out: *mut u64)`
+    pub const CHASE_PAIR: &str = "memtune_pointer_chase_pair";
     /// Length of the chase kernel's `out` array: cycles, address reached, SM.
     pub const OUT_LEN: usize = 3;
+    /// Length of the pair kernel's `out` array: A's three words, then B's.
+    pub const PAIR_OUT_LEN: usize = 6;
     /// Value to pre-fill `out` with; `out[2]` still holding it means no block ran on
     /// the requested SM.
     pub const OUT_SENTINEL: u64 = u64::MAX;
@@ -38,7 +42,7 @@ pub mod pointer_chase {
     pub const SOURCE: KernelSource = KernelSource {
         name: "pointer_chase.cu",
         source: include_str!("../cuda/pointer_chase.cu"),
-        entries: &[INIT, CHASE],
+        entries: &[INIT, CHASE, CHASE_PAIR],
     };
 }
 

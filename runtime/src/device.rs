@@ -50,15 +50,21 @@ pub fn driver_version() -> Result<i32, DeviceError> {
     Ok(version)
 }
 
-/// Loads the driver, checks its version and initialises it.
-pub fn init() -> Result<i32, DeviceError> {
-    let version = driver_version()?;
+/// Refuses drivers older than the CUDA 13.0 API this build calls.
+pub fn check_driver_version(version: i32) -> Result<(), DeviceError> {
     if version < REQUIRED_DRIVER_VERSION {
         return Err(DeviceError::DriverTooOld {
             found: format_driver_version(version),
             required: format_driver_version(REQUIRED_DRIVER_VERSION),
         });
     }
+    Ok(())
+}
+
+/// Loads the driver, checks its version and initialises it.
+pub fn init() -> Result<i32, DeviceError> {
+    let version = driver_version()?;
+    check_driver_version(version)?;
     match result::init() {
         Ok(()) => Ok(version),
         Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NO_DEVICE => Err(DeviceError::NoGpu {
@@ -156,6 +162,30 @@ mod tests {
         assert_eq!(format_driver_version(13000), "13.0");
         assert_eq!(format_driver_version(12090), "12.9");
         assert_eq!(format_driver_version(13010), "13.1");
+    }
+
+    #[test]
+    fn drivers_older_than_cuda_13_are_refused_with_the_fix() {
+        assert!(check_driver_version(13000).is_ok());
+        assert!(check_driver_version(13020).is_ok());
+        let err = check_driver_version(12080).unwrap_err();
+        assert!(matches!(err, DeviceError::DriverTooOld { .. }));
+        let msg = err.to_string();
+        assert!(
+            msg.contains("12.8")
+                && msg.contains("13.0")
+                && msg.contains("update the NVIDIA driver"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn no_driver_here_is_an_error_not_a_panic() {
+        // On a machine without libcuda (CI) this is NoDriver; with a driver, a version.
+        match driver_version() {
+            Ok(v) => assert!(v > 0),
+            Err(e) => assert!(matches!(e, DeviceError::NoDriver), "{e}"),
+        }
     }
 
     #[test]

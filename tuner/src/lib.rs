@@ -3,5 +3,7 @@
 
 pub mod cli;
 pub mod gpu;
+pub mod plot;
 pub mod probe;
+pub mod progress;
 pub mod sim;

@@ -81,7 +81,10 @@ pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
         }
     }
     if json {
-        println!("{:#}", json!({"kind": args.kind, "sm": args.sm, "points": points}));
+        println!(
+            "{:#}",
+            json!({"kind": args.kind, "sm": args.sm, "points": points})
+        );
     }
     Ok(Exit::Ok)
 }

@@ -15,7 +15,11 @@ pub fn parse(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
-        _ => return Err(format!("`{text}`: unknown unit `{unit}`; use B, KiB, MiB, GiB or TiB")),
+        _ => {
+            return Err(format!(
+                "`{text}`: unknown unit `{unit}`; use B, KiB, MiB, GiB or TiB"
+            ))
+        }
     };
     n.checked_mul(1u64 << shift)
         .filter(|&v| v > 0)

@@ -56,6 +56,7 @@ pub const MAX_CHASE_ELEMENTS: u64 = 1 << 16;
 struct Kernels {
     chase_init: CudaFunction,
     chase: CudaFunction,
+    chase_pair: CudaFunction,
     fill: CudaFunction,
     sample: CudaFunction,
 }
@@ -95,33 +96,43 @@ impl Gpu {
     /// Opens GPU `ordinal`, compiles the probe kernels for it and sets the footprint limits:
     /// device, most of the free memory; managed, at most half of it (more can hang the GPU);
     /// pinned, a bounded share of host memory.
-    pub fn open(ordinal: usize, identity: DeviceIdentity, bounds: &Bounds) -> Result<Gpu, GpuError> {
+    pub fn open(
+        ordinal: usize,
+        identity: DeviceIdentity,
+        bounds: &Bounds,
+    ) -> Result<Gpu, GpuError> {
         let ctx = CudaContext::new(ordinal).map_err(cuda("creating a CUDA context"))?;
         let stream = ctx.default_stream();
         let arch = format!(
             "sm_{}{}",
             identity.compute_capability.major, identity.compute_capability.minor
         );
-        let load = |src: &KernelSource, names: [&str; 2]| -> Result<[CudaFunction; 2], GpuError> {
+        let load = |src: &KernelSource| -> Result<Vec<CudaFunction>, GpuError> {
             let ptx = compile_ptx(src, &arch, &[])?;
             let module = ctx
                 .load_module(ptx.to_cudarc())
                 .map_err(cuda(format!("loading {}", src.name)))?;
-            let f = |n: &str| module.load_function(n).map_err(cuda(format!("finding {n}")));
-            Ok([f(names[0])?, f(names[1])?])
+            src.entries
+                .iter()
+                .map(|n| {
+                    module
+                        .load_function(n)
+                        .map_err(cuda(format!("finding {n}")))
+                })
+                .collect()
         };
-        let [chase_init, chase] = load(
-            &pointer_chase::SOURCE,
-            [pointer_chase::INIT, pointer_chase::CHASE],
-        )?;
-        let [fill, sample] = load(
-            &random_access::SOURCE,
-            [random_access::FILL, random_access::SAMPLE],
-        )?;
+        // Entries come in the order the kernel sources list them.
+        let [chase_init, chase, chase_pair]: [CudaFunction; 3] = load(&pointer_chase::SOURCE)?
+            .try_into()
+            .map_err(|_| GpuError::Check("pointer_chase.cu entry list changed".into()))?;
+        let [fill, sample]: [CudaFunction; 2] = load(&random_access::SOURCE)?
+            .try_into()
+            .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
         let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
         let free = free as u64;
         let round = |b: u64| b / MIB2 * MIB2;
-        let pick = |bound: Option<u64>, default: u64| round(bound.map_or(default, |b| b.min(default)));
+        let pick =
+            |bound: Option<u64>, default: u64| round(bound.map_or(default, |b| b.min(default)));
         let pinned_default = host_available_bytes().map_or(4 << 30, |a| (a / 4).min(8 << 30));
         let limits = [
             pick(bounds.device, free / 10 * 8),
@@ -129,13 +140,14 @@ impl Gpu {
             pick(bounds.managed, free / 2),
         ];
         let out = stream
-            .alloc_zeros::<u64>(pointer_chase::OUT_LEN)
+            .alloc_zeros::<u64>(pointer_chase::PAIR_OUT_LEN)
             .map_err(cuda("allocating the chase output"))?;
         Ok(Gpu {
             stream,
             kernels: Kernels {
                 chase_init,
                 chase,
+                chase_pair,
                 fill,
                 sample,
             },
@@ -183,43 +195,134 @@ impl Gpu {
         self.filled_words = 0;
     }
 
-    /// Mean cycles per load of a chase with `stride` over `footprint` bytes of `kind`, run
-    /// on SM `sm`, after a warm walk touching every element once.
-    pub fn chase(&mut self, kind: MemoryKind, stride: u64, footprint: u64, sm: u32) -> Result<f64, GpuError> {
-        if stride < 8 || stride % 8 != 0 || footprint < stride || footprint / stride > MAX_CHASE_ELEMENTS {
+    /// Writes a ring of `count` elements `stride` apart from `base`.
+    fn init_ring(&self, base: u64, stride: u64, count: u64) -> Result<(), GpuError> {
+        let blocks = count.div_ceil(256).min(4096) as u32;
+        let mut init = self.stream.launch_builder(&self.kernels.chase_init);
+        init.arg(&base).arg(&stride).arg(&count);
+        // SAFETY: callers pass a ring that lies inside the buffer (count * stride bytes).
+        unsafe {
+            init.launch(LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(cuda("launching memtune_chase_init"))?;
+        Ok(())
+    }
+
+    /// Runs a chase kernel on a grid with a few blocks per SM, so that one lands on each SM
+    /// the kernel wants, and returns its `out` words once they show it ran there.
+    fn run_targeted(
+        &mut self,
+        pair: bool,
+        args: (u64, u64, u32, i32, i32),
+    ) -> Result<Vec<u64>, GpuError> {
+        let (start_a, start_b, warm, sm_a, sm_b) = args;
+        let steps = CHASE_STEPS;
+        for blocks_per_sm in [4u32, 16] {
+            self.stream
+                .memcpy_htod(
+                    &[pointer_chase::OUT_SENTINEL; pointer_chase::PAIR_OUT_LEN],
+                    &mut self.out,
+                )
+                .map_err(cuda("resetting the chase output"))?;
+            let grid = self.identity.sm_count.max(1) * blocks_per_sm;
+            let cfg = LaunchConfig {
+                grid_dim: (grid, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut launch = if pair {
+                let mut l = self.stream.launch_builder(&self.kernels.chase_pair);
+                l.arg(&start_a)
+                    .arg(&start_b)
+                    .arg(&warm)
+                    .arg(&steps)
+                    .arg(&sm_a)
+                    .arg(&sm_b);
+                l
+            } else {
+                let mut l = self.stream.launch_builder(&self.kernels.chase);
+                l.arg(&start_a).arg(&warm).arg(&steps).arg(&sm_a);
+                l
+            };
+            launch.arg(&mut self.out);
+            // SAFETY: the kernels follow rings written by init_ring; `out` holds
+            // PAIR_OUT_LEN words, as many as either kernel writes.
+            unsafe { launch.launch(cfg) }.map_err(cuda("launching the pointer chase"))?;
+            let out = self
+                .stream
+                .clone_dtoh(&self.out)
+                .map_err(cuda("reading the chase output"))?;
+            let ran_a = out[2] != pointer_chase::OUT_SENTINEL;
+            let ran_b = !pair || out[5] != pointer_chase::OUT_SENTINEL;
+            if ran_a && ran_b {
+                return Ok(out);
+            }
+        }
+        Err(GpuError::Check(format!(
+            "no block of the chase ran on SM {sm_a} (or {sm_b})"
+        )))
+    }
+
+    fn ring_count(stride: u64, footprint: u64) -> Result<u64, GpuError> {
+        if stride < 8
+            || stride % 8 != 0
+            || footprint < stride
+            || footprint / stride > MAX_CHASE_ELEMENTS
+        {
             return Err(GpuError::Check(format!(
                 "chase stride {stride} / footprint {footprint}: stride must be a multiple of 8, at most the footprint, and footprint/stride at most {MAX_CHASE_ELEMENTS}"
             )));
         }
+        Ok(footprint / stride)
+    }
+
+    /// Mean cycles per load of a chase with `stride` over `footprint` bytes of `kind`, run
+    /// on SM `sm`, after a warm walk touching every element once.
+    pub fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+    ) -> Result<f64, GpuError> {
+        let count = Self::ring_count(stride, footprint)?;
         let base = self.buffer(kind, footprint)?;
         self.filled_words = 0;
-        let count = footprint / stride;
-        let init_blocks = count.div_ceil(256).min(4096) as u32;
-        let mut init = self.stream.launch_builder(&self.kernels.chase_init);
-        init.arg(&base).arg(&stride).arg(&count);
-        // SAFETY: the ring lies inside the buffer (count * stride <= footprint <= its size).
-        unsafe { init.launch(LaunchConfig { grid_dim: (init_blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
-            .map_err(cuda("launching memtune_chase_init"))?;
+        self.init_ring(base, stride, count)?;
+        let out = self.run_targeted(false, (base, 0, count as u32, sm as i32, -1))?;
+        Ok(out[0] as f64 / f64::from(CHASE_STEPS))
+    }
 
-        let warm = count as u32;
-        let steps = CHASE_STEPS;
-        let target = sm as i32;
-        for blocks_per_sm in [4u32, 16] {
-            self.stream
-                .memcpy_htod(&[pointer_chase::OUT_SENTINEL; pointer_chase::OUT_LEN], &mut self.out)
-                .map_err(cuda("resetting the chase output"))?;
-            let grid = self.identity.sm_count.max(1) * blocks_per_sm;
-            let mut chase = self.stream.launch_builder(&self.kernels.chase);
-            chase.arg(&base).arg(&warm).arg(&steps).arg(&target).arg(&mut self.out);
-            // SAFETY: the kernel follows the ring written above; `out` holds OUT_LEN words.
-            unsafe { chase.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }
-                .map_err(cuda("launching memtune_pointer_chase"))?;
-            let out = self.stream.clone_dtoh(&self.out).map_err(cuda("reading the chase output"))?;
-            if out[2] != pointer_chase::OUT_SENTINEL {
-                return Ok(out[0] as f64 / f64::from(steps));
-            }
-        }
-        Err(GpuError::Check(format!("no block of the chase ran on SM {sm}")))
+    /// As `chase`, while SM `other` walks a ring of the same shape over the next
+    /// `footprint` bytes at the same time.
+    pub fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+        other: u32,
+    ) -> Result<f64, GpuError> {
+        let count = Self::ring_count(stride, footprint)?;
+        let base = self.buffer(kind, 2 * footprint)?;
+        self.filled_words = 0;
+        self.init_ring(base, stride, count)?;
+        self.init_ring(base + footprint, stride, count)?;
+        let out = self.run_targeted(
+            true,
+            (
+                base,
+                base + footprint,
+                count as u32,
+                sm as i32,
+                other as i32,
+            ),
+        )?;
+        Ok(out[0] as f64 / f64::from(CHASE_STEPS))
     }
 
     /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`: median
@@ -233,8 +336,14 @@ impl Gpu {
             fill.arg(&base).arg(&all_words);
             let blocks = self.identity.sm_count.max(1) * 8;
             // SAFETY: writes `all_words` words, the whole buffer.
-            unsafe { fill.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
-                .map_err(cuda("launching memtune_fill_words"))?;
+            unsafe {
+                fill.launch(LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+            }
+            .map_err(cuda("launching memtune_fill_words"))?;
             self.filled_words = all_words;
         }
         let n_words = region / 4;
@@ -243,20 +352,46 @@ impl Gpu {
         let blocks = self.identity.sm_count.max(1) * 4;
         let threads = u64::from(blocks) * 256;
         let seed = 0x5eed_u64 ^ region;
-        let mut sum = self.stream.alloc_zeros::<u64>(1).map_err(cuda("allocating the sum"))?;
+        let mut sum = self
+            .stream
+            .alloc_zeros::<u64>(1)
+            .map_err(cuda("allocating the sum"))?;
         let mut times = Vec::new();
         for run in 0..4 {
-            self.stream.memset_zeros(&mut sum).map_err(cuda("zeroing the sum"))?;
-            let start = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda("recording an event"))?;
+            self.stream
+                .memset_zeros(&mut sum)
+                .map_err(cuda("zeroing the sum"))?;
+            let start = self
+                .stream
+                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda("recording an event"))?;
             let mut sample = self.stream.launch_builder(&self.kernels.sample);
-            sample.arg(&base).arg(&n_words).arg(&reads).arg(&seed).arg(&mut sum);
+            sample
+                .arg(&base)
+                .arg(&n_words)
+                .arg(&reads)
+                .arg(&seed)
+                .arg(&mut sum);
             // SAFETY: reads positions < n_words inside the filled buffer; `sum` is one word.
-            unsafe { sample.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
-                .map_err(cuda("launching memtune_random_sample"))?;
-            let end = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda("recording an event"))?;
-            end.synchronize().map_err(cuda("waiting for memtune_random_sample"))?;
+            unsafe {
+                sample.launch(LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+            }
+            .map_err(cuda("launching memtune_random_sample"))?;
+            let end = self
+                .stream
+                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda("recording an event"))?;
+            end.synchronize()
+                .map_err(cuda("waiting for memtune_random_sample"))?;
             if run == 0 {
-                let got = self.stream.clone_dtoh(&sum).map_err(cuda("reading the sum"))?[0];
+                let got = self
+                    .stream
+                    .clone_dtoh(&sum)
+                    .map_err(cuda("reading the sum"))?[0];
                 let want = random_access::expected_sum(threads, n_words, reads, seed);
                 if got != want {
                     return Err(GpuError::Check(format!(
