@@ -1,7 +1,10 @@
 //! NVRTC compilation of a [`KernelSource`] to PTX. Warnings count as errors: a clean
 //! compile leaves NVRTC's log empty, so any log text fails the compilation.
+//!
+//! Every source may `#include` the headers in [`HEADERS`]: NVRTC gets them by name from
+//! the binary, so nothing is read from disk at run time.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 
 use cudarc::nvrtc::{result, sys};
 
@@ -32,6 +35,12 @@ pub enum CompileError {
         error: result::NvrtcError,
     },
 }
+
+/// `(include name, text)` of the headers every kernel source can `#include "name"`.
+pub const HEADERS: &[(&str, &str)] = &[(
+    "memtune_params.h",
+    include_str!("../include/memtune_params.h"),
+)];
 
 /// PTX produced by NVRTC from one source for one GPU architecture.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +102,12 @@ pub fn compile_ptx(
     let src = CString::new(source.source).map_err(|_| nul("the source".to_owned()))?;
     let name = CString::new(source_name).map_err(|_| nul("the source name".to_owned()))?;
 
+    let headers = HeaderStrings::new().map_err(nul)?;
+
     let prog = Program(
-        result::create_program(&src, Some(&name)).map_err(|e| nvrtc("nvrtcCreateProgram", e))?,
+        headers
+            .create_program(&src, &name)
+            .map_err(|e| nvrtc("nvrtcCreateProgram", e))?,
     );
     // SAFETY: prog.0 was created above and is destroyed only when `prog` drops.
     let compiled = unsafe { result::compile_program(prog.0, &options) };
@@ -114,6 +127,56 @@ pub fn compile_ptx(
         arch: arch.to_owned(),
         text: c_chars_to_string(&ptx),
     })
+}
+
+/// NUL-terminated copies of [`HEADERS`]: (texts, include names).
+struct HeaderStrings {
+    texts: Vec<CString>,
+    names: Vec<CString>,
+}
+
+impl HeaderStrings {
+    /// `Err(what)` names the header holding a NUL byte.
+    fn new() -> Result<Self, String> {
+        let mut strings = Self {
+            texts: Vec::with_capacity(HEADERS.len()),
+            names: Vec::with_capacity(HEADERS.len()),
+        };
+        for (name, text) in HEADERS {
+            let what = || format!("header {name}");
+            strings.texts.push(CString::new(*text).map_err(|_| what())?);
+            strings.names.push(CString::new(*name).map_err(|_| what())?);
+        }
+        Ok(strings)
+    }
+
+    /// `nvrtcCreateProgram` with these headers attached (cudarc's wrapper passes none).
+    /// `self`, `src` and `name` must outlive the program.
+    fn create_program(
+        &self,
+        src: &CStr,
+        name: &CStr,
+    ) -> Result<sys::nvrtcProgram, result::NvrtcError> {
+        let texts: Vec<*const c_char> = self.texts.iter().map(|t| t.as_ptr()).collect();
+        let names: Vec<*const c_char> = self.names.iter().map(|n| n.as_ptr()).collect();
+        let count = c_int::try_from(texts.len())
+            .map_err(|_| result::NvrtcError(sys::nvrtcResult::NVRTC_ERROR_INVALID_INPUT))?;
+        let mut prog = std::mem::MaybeUninit::uninit();
+        // SAFETY: all pointers refer to NUL-terminated strings that the caller keeps alive
+        // for the program's lifetime; `texts` and `names` hold `count` entries each.
+        unsafe {
+            sys::nvrtcCreateProgram(
+                prog.as_mut_ptr(),
+                src.as_ptr(),
+                name.as_ptr(),
+                count,
+                texts.as_ptr(),
+                names.as_ptr(),
+            )
+            .result()?;
+            Ok(prog.assume_init())
+        }
+    }
 }
 
 /// Destroys the NVRTC program on every exit path.
@@ -198,6 +261,16 @@ mod tests {
         );
         assert!(compile_ptx(&src, "sm_90", &[]).is_err());
         let ptx = compile_ptx(&src, "sm_90", &[("MEMTUNE_X", "7")]);
+        assert!(ptx.as_ref().is_ok_and(|p| p.has_entry("k")), "{ptx:?}");
+    }
+
+    #[test]
+    fn headers_are_includable() {
+        let src = source(
+            "#include \"memtune_params.h\"\n\
+             extern \"C\" __global__ void k(memtune_stencil_params p, unsigned int* o) { *o = p.nx; }\n",
+        );
+        let ptx = compile_ptx(&src, "sm_90", &[]);
         assert!(ptx.as_ref().is_ok_and(|p| p.has_entry("k")), "{ptx:?}");
     }
 

@@ -5,6 +5,8 @@
 //! after [`toolchain::ensure_nvrtc`] has made NVRTC loadable.
 
 pub mod compile;
+pub mod params;
+pub mod reference;
 pub mod toolchain;
 
 pub use compile::{compile_ptx, CompileError, CompiledPtx};
@@ -89,5 +91,71 @@ pub mod random_access {
     }
 }
 
+/// Random sampling, plain and TLB-scoped (Karnagel et al. §2.1, §5.2); the CPU reference
+/// is [`reference::sampling`], the parameters [`params::SamplingParams`].
+pub mod sampling {
+    use super::KernelSource;
+
+    /// `memtune_sampling(data: *const u32, sum: *mut u64, p: SamplingParams)`
+    pub const SAMPLE: &str = "memtune_sampling";
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "sampling.cu",
+        source: include_str!("../cuda/sampling.cu"),
+        entries: &[SAMPLE],
+    };
+}
+
+/// Hash grouping, plain and TLB-scoped "naive" and "copy" (Karnagel et al. §2.2, §5.3);
+/// the CPU reference and pass model are [`reference::grouping`], the parameters
+/// [`params::GroupingParams`].
+pub mod grouping {
+    use super::KernelSource;
+
+    /// `memtune_grouping_init(table: *mut GroupingBucket, counters: *mut GroupingCounters, p: GroupingParams)`
+    pub const INIT: &str = "memtune_grouping_init";
+    /// `memtune_grouping_insert(keys: *const u32, table: *mut GroupingBucket, counters: *mut GroupingCounters, p: GroupingParams)`
+    pub const INSERT: &str = "memtune_grouping_insert";
+    /// `memtune_grouping_insert_spill(keys: *const u32, table: *mut GroupingBucket, counters: *mut GroupingCounters, spill: *mut u32, p: GroupingParams)`
+    pub const INSERT_SPILL: &str = "memtune_grouping_insert_spill";
+    /// `memtune_grouping_insert_spilled(spill: *const u32, table: *mut GroupingBucket, counters: *mut GroupingCounters, p: GroupingParams)`
+    pub const INSERT_SPILLED: &str = "memtune_grouping_insert_spilled";
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "grouping.cu",
+        source: include_str!("../cuda/grouping.cu"),
+        entries: &[INIT, INSERT, INSERT_SPILL, INSERT_SPILLED],
+    };
+}
+
+/// 3-D 6-neighbour stencil: plain, shared-memory staged and 2.5-D streaming (Korpala);
+/// the CPU reference is [`reference::stencil`], the parameters [`params::StencilParams`].
+pub mod stencil {
+    use super::KernelSource;
+
+    /// `memtune_stencil_plain(input: *const T, output: *mut T, p: StencilParams)`
+    pub const PLAIN: &str = "memtune_stencil_plain";
+    /// `memtune_stencil_staged(input: *const T, output: *mut T, p: StencilParams)`
+    pub const STAGED: &str = "memtune_stencil_staged";
+    /// `memtune_stencil_streaming(input: *const T, output: *mut T, p: StencilParams)`
+    pub const STREAMING: &str = "memtune_stencil_streaming";
+    /// The define choosing `T`; its default is `float`.
+    pub const ELEMENT_DEFINE: &str = "MEMTUNE_STENCIL_T";
+    /// `(ELEMENT_DEFINE, value)` for double precision.
+    pub const F64: (&str, &str) = (ELEMENT_DEFINE, "double");
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "stencil.cu",
+        source: include_str!("../cuda/stencil.cu"),
+        entries: &[PLAIN, STAGED, STREAMING],
+    };
+}
+
 /// Every kernel source of this crate.
-pub const SOURCES: &[KernelSource] = &[pointer_chase::SOURCE, random_access::SOURCE];
+pub const SOURCES: &[KernelSource] = &[
+    pointer_chase::SOURCE,
+    random_access::SOURCE,
+    sampling::SOURCE,
+    grouping::SOURCE,
+    stencil::SOURCE,
+];

@@ -7,6 +7,7 @@ pub mod default;
 pub mod digest;
 pub mod error;
 pub mod lookup;
+pub mod plan;
 pub mod profile;
 pub mod store;
 pub mod time;

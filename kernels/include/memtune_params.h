@@ -1,0 +1,113 @@
+/*
+ * memtune_params.h: what the tuned reference kernels (sampling.cu, grouping.cu,
+ * stencil.cu) share with the host.
+ *
+ *  - The parameter structs the kernels take by value. The Rust side
+ *    (memtune_kernels::params) is generated from this file with bindgen, so the layout
+ *    is defined once, here.
+ *  - The defaults of the compile-time knobs. A tuned value arrives as a -D define and
+ *    wins; the Rust side sees the defaults as constants.
+ *
+ * Plain C with no #include: NVRTC compiles the kernels without any headers, so the
+ * fixed-width types are spelled out (unsigned int = 32 bits, unsigned long long =
+ * 64 bits on every target memtune builds for). Every struct is laid out without
+ * implicit padding, so every byte handed to cuLaunchKernel is a field.
+ */
+#ifndef MEMTUNE_PARAMS_H
+#define MEMTUNE_PARAMS_H
+
+/* ---- Compile-time knobs (override with -DNAME=VALUE) ------------------------------ */
+
+/** Threads per block of memtune_sampling (its __launch_bounds__); a multiple of 32. */
+#ifndef MEMTUNE_SAMPLING_BLOCK
+#define MEMTUNE_SAMPLING_BLOCK 256
+#endif
+
+/** Sampling reads a thread keeps in flight: the unroll depth of its read loop. */
+#ifndef MEMTUNE_SAMPLING_UNROLL
+#define MEMTUNE_SAMPLING_UNROLL 8
+#endif
+
+/** Threads per block of the grouping kernels (their __launch_bounds__); a multiple of 32. */
+#ifndef MEMTUNE_GROUPING_BLOCK
+#define MEMTUNE_GROUPING_BLOCK 256
+#endif
+
+/** Stencil block shape (x, y, z); also the shape of the shared-memory tiles. */
+#ifndef MEMTUNE_BX
+#define MEMTUNE_BX 32
+#endif
+#ifndef MEMTUNE_BY
+#define MEMTUNE_BY 4
+#endif
+#ifndef MEMTUNE_BZ
+#define MEMTUNE_BZ 4
+#endif
+
+/* ---- Random sampling (sampling.cu) ------------------------------------------------ */
+
+/** Parameters of one memtune_sampling launch (one pass). */
+typedef struct memtune_sampling_params {
+    /** Region size in 4-byte words; positions are drawn uniformly from [0, n_words). */
+    unsigned long long n_words;
+    /** Seed of every thread's generator; the same in every pass of a scoped run. */
+    unsigned long long seed;
+    /** First word of this pass's TLB scope. */
+    unsigned long long scope_begin;
+    /** One past the last word of this pass's scope; n_words for an unscoped run. */
+    unsigned long long scope_end;
+    /** Positions each thread draws (and, within the scope, reads). */
+    unsigned int reads_per_thread;
+    /** Zero; spelled out so the struct has no implicit padding. */
+    unsigned int pad;
+} memtune_sampling_params;
+
+/* ---- Hash grouping (grouping.cu) -------------------------------------------------- */
+
+/**
+ * Key marking an empty bucket. Input keys equal to it are legal: they are counted in
+ * memtune_grouping_counters::sentinel_count instead of in a bucket.
+ */
+#define MEMTUNE_GROUPING_EMPTY_KEY 0xFFFFFFFFu
+
+/** One hash-table bucket: a key and how often it occurred (wraps at 2^32). */
+typedef struct memtune_grouping_bucket {
+    /** The key, or MEMTUNE_GROUPING_EMPTY_KEY. */
+    unsigned int key;
+    unsigned int count;
+} memtune_grouping_bucket;
+
+/** Counters next to the table; memtune_grouping_init zeroes them. */
+typedef struct memtune_grouping_counters {
+    /** Occurrences of the key MEMTUNE_GROUPING_EMPTY_KEY. */
+    unsigned long long sentinel_count;
+    /** Keys the copy approach's first pass appended to the spill buffer. */
+    unsigned long long spilled;
+    /** Keys not inserted because every bucket was taken (table too small): must stay 0. */
+    unsigned long long dropped;
+} memtune_grouping_counters;
+
+/** Parameters of one grouping launch (one pass). */
+typedef struct memtune_grouping_params {
+    /** Keys in the input; memtune_grouping_insert_spilled reads its count from the counters. */
+    unsigned long long n_keys;
+    /** Buckets in the table: a power of two, at most 2^32, >= 2 x distinct keys. */
+    unsigned long long capacity;
+    /** First bucket of this pass's TLB scope: a key is handled in the pass whose scope holds its home bucket. */
+    unsigned long long scope_begin;
+    /** One past the last bucket of this pass's scope; capacity for an unscoped run. */
+    unsigned long long scope_end;
+} memtune_grouping_params;
+
+/* ---- 3-D 6-neighbour stencil (stencil.cu) ----------------------------------------- */
+
+/** Parameters of one stencil sweep over an nx x ny x nz volume, x fastest. */
+typedef struct memtune_stencil_params {
+    unsigned int nx;
+    unsigned int ny;
+    unsigned int nz;
+    /** Times each interior cell re-reads and sums its 6 neighbours (the seed's 1, 6, 12). */
+    unsigned int repeats;
+} memtune_stencil_params;
+
+#endif /* MEMTUNE_PARAMS_H */

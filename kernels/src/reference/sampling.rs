@@ -1,0 +1,80 @@
+//! CPU reference of `memtune_sampling`: the same per-thread LCG streams and the same scope
+//! test, so a GPU sum must equal [`pass_sum`] / [`scoped_sum`] exactly.
+
+use std::ops::Range;
+
+use crate::params::{ParamsError, SamplingParams};
+
+/// Multiplier that decorrelates the threads' seeds (2^64 / golden ratio).
+const SEED_SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
+/// Knuth's MMIX LCG.
+const LCG_MUL: u64 = 6_364_136_223_846_793_005;
+const LCG_ADD: u64 = 1_442_695_040_888_963_407;
+
+/// The positions thread `thread` draws in every pass, in order, scope ignored.
+pub fn positions(params: &SamplingParams, thread: u64) -> impl Iterator<Item = u64> {
+    let mut x = params.seed ^ thread.wrapping_mul(SEED_SPREAD);
+    let n_words = u128::from(params.n_words);
+    (0..params.reads_per_thread).map(move |_| {
+        x = x.wrapping_mul(LCG_MUL).wrapping_add(LCG_ADD);
+        // High 64 bits of x * n_words: uniform in [0, n_words), like __umul64hi.
+        ((u128::from(x) * n_words) >> 64) as u64
+    })
+}
+
+/// What one launch of `threads` threads with `params` adds to the result word, for a
+/// region whose word `i` holds `word(i)`.
+pub fn pass_sum(params: &SamplingParams, threads: u64, word: impl Fn(u64) -> u32) -> u64 {
+    let scope = params.scope_begin..params.scope_end;
+    (0..threads)
+        .flat_map(|t| positions(params, t))
+        .filter(|pos| scope.contains(pos))
+        .fold(0u64, |sum, pos| sum.wrapping_add(u64::from(word(pos))))
+}
+
+/// The result word after one pass per scope in `scopes`, all adding into it, as a host
+/// driving a scoped run does. Equals the unscoped [`pass_sum`] when `scopes` partition
+/// `0..n_words`.
+pub fn scoped_sum(
+    params: &SamplingParams,
+    threads: u64,
+    scopes: &[Range<u64>],
+    word: impl Fn(u64) -> u32,
+) -> Result<u64, ParamsError> {
+    scopes.iter().try_fold(0u64, |sum, scope| {
+        let pass = params.with_scope(scope.clone())?;
+        Ok(sum.wrapping_add(pass_sum(&pass, threads, &word)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_stay_in_the_region() {
+        for n_words in [1, 2, 3, 1000, u64::MAX] {
+            let p = SamplingParams::new(n_words, 64, 7);
+            assert!(p.is_ok_and(|p| (0..16).all(|t| positions(&p, t).all(|x| x < n_words))));
+        }
+    }
+
+    #[test]
+    fn a_constant_region_sums_to_reads_times_the_value() {
+        let p = SamplingParams::new(1 << 20, 100, 3);
+        assert!(p.is_ok_and(|p| pass_sum(&p, 64, |_| 5) == 64 * 100 * 5));
+    }
+
+    #[test]
+    fn streams_differ_between_threads_and_seeds() {
+        let a = SamplingParams::new(1 << 30, 8, 1);
+        let b = SamplingParams::new(1 << 30, 8, 2);
+        let (Ok(a), Ok(b)) = (a, b) else {
+            panic!("valid params rejected")
+        };
+        let draw = |p: &SamplingParams, t| positions(p, t).collect::<Vec<_>>();
+        assert_ne!(draw(&a, 0), draw(&a, 1));
+        assert_ne!(draw(&a, 0), draw(&b, 0));
+        assert_eq!(draw(&a, 5), draw(&a, 5));
+    }
+}

@@ -1,0 +1,301 @@
+//! Hash grouping in TLB scopes (seed 000, §5.3). The input column is read in order and each
+//! key's insert lands on a random bucket of the table; a pass inserts only the keys whose
+//! bucket lies in its scope. Naive: every pass reads the whole input where it lives. Copy:
+//! the first pass also writes the keys of later scopes to a device buffer, which the later
+//! passes read instead.
+
+use super::error::{fits_in_memory, PlanError};
+use super::passes::{self, Split, MIN_GAIN};
+use super::read_cost::{fastest_reads_per_second, ReadCost};
+use super::sampling::DRAW_COST;
+use super::translation::Translation;
+use super::units::bytes;
+use crate::profile::{MemoryKind, Profile};
+use serde::{Deserialize, Serialize};
+
+/// Bytes of one bucket, a key and its count (seed 000 §2.2).
+pub const BUCKET_BYTES: u64 = 8;
+
+/// Bytes of one input key: one column of 4-byte integers, as in seed 000 §2.2.
+const KEY_BYTES: f64 = 4.0;
+
+/// Zero-copy reads of pinned memory when nothing was measured: a PCIe 3.0 x16 link, what the
+/// K80 and P100 of seed 000 sit on.
+const DEFAULT_HOST_LINK: f64 = 12e9;
+
+/// Device memory traffic when neither measured nor derivable from the clocks: low, so that
+/// the copy approach is not favoured on a guess.
+const DEFAULT_DEVICE_BANDWIDTH: f64 = 200e9;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupingWorkload {
+    /// Bytes of the hash table.
+    pub table_bytes: u64,
+    pub table_memory: MemoryKind,
+    /// Where the input column lives (seed 000: pinned host memory, read by zero-copy).
+    pub input_memory: MemoryKind,
+    /// Bytes of the input the kernel sees at once, when known: the copy approach's buffer
+    /// must then fit beside the table in device memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_bytes: Option<u64>,
+}
+
+/// How the passes reach the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approach {
+    /// One pass over the whole table.
+    Unscoped,
+    /// Every pass reads the whole input where it lives.
+    Naive,
+    /// The first pass buffers the keys of later scopes in device memory; later passes read
+    /// the buffer.
+    Copy,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupingPlan {
+    /// Bytes of the table each pass inserts into; the whole table when `passes` is 1.
+    pub scope_bytes: u64,
+    /// Kernel passes; 1 means unscoped.
+    pub passes: u32,
+    pub approach: Approach,
+    pub reasons: Vec<String>,
+}
+
+/// Plans hash grouping of `workload` on the GPU `profile` describes.
+pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPlan, PlanError> {
+    workload.check(profile)?;
+    let table = workload.table_bytes;
+    let translation = Translation::of(profile, workload.table_memory);
+    let mut reasons = vec![translation.summary()];
+    let unscoped = |reasons| GroupingPlan {
+        scope_bytes: table,
+        passes: 1,
+        approach: Approach::Unscoped,
+        reasons,
+    };
+
+    match translation.boundaries_below(table, "table") {
+        Ok(boundaries) => reasons.push(boundaries),
+        Err(why) => {
+            reasons.push(why);
+            return Ok(unscoped(reasons));
+        }
+    }
+
+    let cost = translation.curve.and_then(ReadCost::from_curve);
+    let (Some(cost), Some(hit_reads_per_second)) = (cost, fastest_reads_per_second(profile)) else {
+        reasons.push(format!(
+            "no usable random-access curve for {} memory: the inserts' misses cannot be weighed against re-reading the input, not scoped; run `cargo tune`",
+            workload.table_memory
+        ));
+        return Ok(unscoped(reasons));
+    };
+
+    let input = input_rate(profile, workload.input_memory);
+    let device = device_rate(profile);
+    reasons.push(format!(
+        "input read from {} memory at {} ({}); device buffer at {} ({})",
+        workload.input_memory,
+        gb_per_s(input.bytes_per_second),
+        input.source,
+        gb_per_s(device.bytes_per_second),
+        device.source
+    ));
+
+    // Seconds per input key of what differs between plans; the rest of an insert (hashing,
+    // probing, atomics) is the same in every plan and left out.
+    let read_input = KEY_BYTES / input.bytes_per_second;
+    let move_on_device = KEY_BYTES / device.bytes_per_second;
+    let skip = DRAW_COST / hit_reads_per_second;
+    let one_pass = read_input + cost.seconds(table);
+    let naive = |s: Split| {
+        let p = f64::from(s.passes);
+        p * read_input + cost.seconds(s.scope_bytes) + (p - 1.0) * skip
+    };
+    let copy = |s: Split| {
+        if !workload.buffer_fits(profile, s.passes) {
+            return f64::INFINITY;
+        }
+        let p = f64::from(s.passes);
+        let later = (p - 1.0) / p;
+        read_input
+            + cost.seconds(s.scope_bytes)
+            + later * move_on_device
+            + (p - 1.0) * later * (move_on_device + skip)
+    };
+    let granule = translation.granule();
+    let Some(best_naive) = passes::cheapest(table, granule, naive) else {
+        reasons.push("the table fits in one page: not scoped".to_string());
+        return Ok(unscoped(reasons));
+    };
+    let best_copy = passes::cheapest(table, granule, copy).filter(|(_, t)| t.is_finite());
+    if let (None, Some(input)) = (best_copy, workload.input_bytes) {
+        reasons.push(format!(
+            "copy: the buffer for later passes (at least {}) does not fit beside the table in device memory; process the input in chunks (seed 000 streams 128 MB chunks) and pass one chunk's size as `input_bytes`",
+            bytes(input / 2)
+        ));
+    }
+
+    let ns = |t: f64| t * 1e9;
+    let mut costs = format!("per key, one pass {:.3} ns", ns(one_pass));
+    let mut choice = (Approach::Unscoped, None, one_pass);
+    for (approach, best) in [
+        (Approach::Naive, Some(best_naive)),
+        (Approach::Copy, best_copy),
+    ] {
+        let Some((split, time)) = best else { continue };
+        costs += &format!(
+            ", {} {} passes of {} {:.3} ns",
+            approach.as_str(),
+            split.passes,
+            bytes(split.scope_bytes),
+            ns(time)
+        );
+        // A more involved approach must beat the simpler choice by the margin.
+        if time * MIN_GAIN <= choice.2 {
+            choice = (approach, Some(split), time);
+        }
+    }
+    reasons.push(format!("{costs} (the work common to every plan left out)"));
+
+    let (approach, Some(split), _) = choice else {
+        reasons.push(format!(
+            "no scoped plan is predicted {MIN_GAIN}x faster than one pass: not scoped"
+        ));
+        return Ok(unscoped(reasons));
+    };
+    reasons.push(format!(
+        "{}, {} passes of {}: {}",
+        approach.as_str(),
+        split.passes,
+        bytes(split.scope_bytes),
+        translation.effect_of_scope(table, split.scope_bytes)
+    ));
+    Ok(GroupingPlan {
+        scope_bytes: split.scope_bytes,
+        passes: split.passes,
+        approach,
+        reasons,
+    })
+}
+
+impl GroupingWorkload {
+    fn check(&self, profile: &Profile) -> Result<(), PlanError> {
+        if self.table_bytes == 0 {
+            return Err(PlanError::Zero {
+                argument: "table_bytes",
+                fix: "pass the hash table's size in bytes",
+            });
+        }
+        if self.table_bytes < BUCKET_BYTES {
+            return Err(PlanError::TooSmall {
+                argument: "table_bytes",
+                value: self.table_bytes,
+                minimum: BUCKET_BYTES,
+                what: "one bucket (a key and its count)",
+                fix: "pass the table's size in bytes, not in buckets",
+            });
+        }
+        if self.input_bytes == Some(0) {
+            return Err(PlanError::Zero {
+                argument: "input_bytes",
+                fix: "pass the input's size in bytes, or `None` when it is not known",
+            });
+        }
+        fits_in_memory(profile, "table_bytes", self.table_bytes, self.table_memory)
+    }
+
+    /// Whether the copy approach's buffer, the input of passes 2..p, fits beside the table
+    /// in device memory. Unknown sizes are taken to fit.
+    fn buffer_fits(&self, profile: &Profile, passes: u32) -> bool {
+        let (Some(input), limit) = (self.input_bytes, profile.device.global_memory_bytes) else {
+            return true;
+        };
+        let buffer = u128::from(input) * u128::from(passes - 1) / u128::from(passes);
+        let table = match self.table_memory {
+            MemoryKind::Pinned => 0,
+            MemoryKind::Device | MemoryKind::Managed => u128::from(self.table_bytes),
+        };
+        limit == 0 || table + buffer <= u128::from(limit)
+    }
+}
+
+impl Approach {
+    /// The name serde writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approach::Unscoped => "unscoped",
+            Approach::Naive => "naive",
+            Approach::Copy => "copy",
+        }
+    }
+}
+
+/// A bandwidth and where it came from.
+struct Rate {
+    bytes_per_second: f64,
+    source: String,
+}
+
+/// Sequential reads of the input: device bandwidth for device and managed memory (managed
+/// input is populated on the GPU), the host link for pinned memory.
+fn input_rate(profile: &Profile, kind: MemoryKind) -> Rate {
+    if kind != MemoryKind::Pinned {
+        return device_rate(profile);
+    }
+    let measured = profile.bandwidth.measured();
+    let zero_copy = measured.and_then(|b| {
+        b.zero_copy_read
+            .iter()
+            .filter(|(pattern, &rate)| !pattern.contains("random") && rate > 0.0)
+            .max_by(|a, b| a.1.total_cmp(b.1))
+    });
+    if let Some((pattern, &rate)) = zero_copy {
+        return Rate {
+            bytes_per_second: rate,
+            source: format!("measured zero-copy read, {pattern}"),
+        };
+    }
+    match measured.map(|b| b.host_to_device).filter(|&r| r > 0.0) {
+        Some(rate) => Rate {
+            bytes_per_second: rate,
+            source: "measured host-to-device copy".to_string(),
+        },
+        None => Rate {
+            bytes_per_second: DEFAULT_HOST_LINK,
+            source: "assumed PCIe 3.0 x16; bandwidth not measured, run `cargo tune`".to_string(),
+        },
+    }
+}
+
+/// Device memory traffic (bytes read plus written per second).
+fn device_rate(profile: &Profile) -> Rate {
+    let measured = profile.bandwidth.measured().map(|b| b.device_to_device);
+    if let Some(rate) = measured.filter(|&r| r > 0.0) {
+        return Rate {
+            bytes_per_second: rate,
+            source: "measured device-to-device copy".to_string(),
+        };
+    }
+    let d = &profile.device;
+    if d.memory_clock_khz > 0 && d.memory_bus_width_bits > 0 {
+        // Two transfers per memory clock across the whole bus: the peak the driver implies.
+        let peak = 2.0 * d.memory_clock_khz as f64 * 1e3 * f64::from(d.memory_bus_width_bits) / 8.0;
+        return Rate {
+            bytes_per_second: peak,
+            source:
+                "peak from the memory clock and bus width; bandwidth not measured, run `cargo tune`"
+                    .to_string(),
+        };
+    }
+    Rate {
+        bytes_per_second: DEFAULT_DEVICE_BANDWIDTH,
+        source: "assumed; bandwidth not measured, run `cargo tune`".to_string(),
+    }
+}
+
+fn gb_per_s(bytes_per_second: f64) -> String {
+    format!("{:.1} GB/s", bytes_per_second / 1e9)
+}

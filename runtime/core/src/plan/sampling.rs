@@ -1,0 +1,154 @@
+//! Random sampling in TLB scopes (seed 000, §5.2): every pass redraws the whole random
+//! stream and reads only the positions inside its scope, so each pass's reads stay within
+//! what the TLB holds, at the price of redrawing the stream once per pass.
+
+use super::error::{fits_in_memory, PlanError};
+use super::passes::{self, Split, MIN_GAIN};
+use super::read_cost::{fastest_reads_per_second, ReadCost};
+use super::translation::Translation;
+use super::units::bytes;
+use crate::profile::{MemoryKind, Profile};
+use serde::{Deserialize, Serialize};
+
+/// Bytes of one sampled value: the sampling kernel reads 4-byte words.
+pub const READ_BYTES: u64 = 4;
+
+/// A position drawn but outside the pass's scope costs this share of a read that hits every
+/// TLB level. Calibrated on seed 000 §6.1's P100: with 2 GB scopes it is "purely bound by the
+/// pass overhead" beyond 8 GB and still 2x faster at 16 GB (docs/planners.md).
+pub(crate) const DRAW_COST: f64 = 0.125;
+
+/// A kernel launch costs about one hit read per thread (a few microseconds on a full GPU).
+const LAUNCH_COST: f64 = 1.0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SamplingWorkload {
+    /// Bytes of the region positions are drawn from.
+    pub region_bytes: u64,
+    pub memory: MemoryKind,
+    /// Random reads each thread makes (seed 000 §2.1 uses 1024).
+    pub reads_per_thread: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplingPlan {
+    /// Bytes of the region each pass reads from: pass k reads positions in
+    /// `[k * scope_bytes, (k + 1) * scope_bytes)`. The whole region when `passes` is 1.
+    pub scope_bytes: u64,
+    /// Kernel passes, each redrawing the same stream; 1 means unscoped.
+    pub passes: u32,
+    /// Predicted time of one unscoped pass over this plan's time; 1 when unscoped.
+    pub predicted_speedup: f64,
+    pub reasons: Vec<String>,
+}
+
+/// Plans random sampling of `workload` on the GPU `profile` describes.
+pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPlan, PlanError> {
+    workload.check(profile)?;
+    let region = workload.region_bytes;
+    let translation = Translation::of(profile, workload.memory);
+    let mut reasons = vec![translation.summary()];
+    let unscoped = |reasons| SamplingPlan {
+        scope_bytes: region,
+        passes: 1,
+        predicted_speedup: 1.0,
+        reasons,
+    };
+
+    match translation.boundaries_below(region, "region") {
+        Ok(boundaries) => reasons.push(boundaries),
+        Err(why) => {
+            reasons.push(why);
+            return Ok(unscoped(reasons));
+        }
+    }
+
+    // The unit of cost: a read at the fastest rate measured. With no curve at all, the
+    // latency model counts in such reads directly.
+    let hit = 1.0 / fastest_reads_per_second(profile).unwrap_or(1.0);
+    let cost = translation
+        .curve
+        .and_then(ReadCost::from_curve)
+        .or_else(|| translation.tlb.and_then(|t| ReadCost::from_tlb(t, hit)));
+    let Some(cost) = cost else {
+        reasons.push(format!(
+            "the {} memory curve has too few points to weigh a scope: not scoped; run `cargo tune` again",
+            workload.memory
+        ));
+        return Ok(unscoped(reasons));
+    };
+    if !cost.is_measured() {
+        reasons.push(
+            "read cost estimated from TLB miss latencies alone (no random-access curve), which understates falls where misses also throttle throughput; run `cargo tune` to measure the curve"
+                .to_string(),
+        );
+    }
+
+    // Seconds per read, GPU-wide: the reads at the scope's rate, plus every pass after the
+    // first redrawing the stream, plus one launch per pass spread over a thread's reads.
+    let launch = LAUNCH_COST * hit / f64::from(workload.reads_per_thread);
+    let one_pass = cost.seconds(region) + launch;
+    let scoped = |s: Split| {
+        let p = f64::from(s.passes);
+        cost.seconds(s.scope_bytes) + (p - 1.0) * DRAW_COST * hit + p * launch
+    };
+    let Some((best, best_time)) = passes::cheapest(region, translation.granule(), scoped) else {
+        reasons.push("the region fits in one page: not scoped".to_string());
+        return Ok(unscoped(reasons));
+    };
+    let speedup = one_pass / best_time;
+    let weigh = format!(
+        "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each further pass redraws the stream at {DRAW_COST} per read",
+        cost.seconds(region) / hit,
+        bytes(best.scope_bytes),
+        cost.seconds(best.scope_bytes) / hit,
+    );
+    reasons.push(weigh);
+    if speedup < MIN_GAIN {
+        reasons.push(format!(
+            "the best split, {} passes of {}, is predicted {speedup:.2}x: under the {MIN_GAIN}x worth acting on, not scoped",
+            best.passes,
+            bytes(best.scope_bytes)
+        ));
+        return Ok(unscoped(reasons));
+    }
+    reasons.push(format!(
+        "{} passes of {}: {}; predicted {speedup:.2}x faster than one pass",
+        best.passes,
+        bytes(best.scope_bytes),
+        translation.effect_of_scope(region, best.scope_bytes)
+    ));
+    Ok(SamplingPlan {
+        scope_bytes: best.scope_bytes,
+        passes: best.passes,
+        predicted_speedup: speedup,
+        reasons,
+    })
+}
+
+impl SamplingWorkload {
+    fn check(&self, profile: &Profile) -> Result<(), PlanError> {
+        if self.region_bytes == 0 {
+            return Err(PlanError::Zero {
+                argument: "region_bytes",
+                fix: "pass the size in bytes of the region positions are drawn from",
+            });
+        }
+        if self.region_bytes < READ_BYTES {
+            return Err(PlanError::TooSmall {
+                argument: "region_bytes",
+                value: self.region_bytes,
+                minimum: READ_BYTES,
+                what: "one sampled value",
+                fix: "pass the region's size in bytes, not in values",
+            });
+        }
+        if self.reads_per_thread == 0 {
+            return Err(PlanError::Zero {
+                argument: "reads_per_thread",
+                fix: "pass how many random reads each thread makes (seed 000 uses 1024)",
+            });
+        }
+        fits_in_memory(profile, "region_bytes", self.region_bytes, self.memory)
+    }
+}

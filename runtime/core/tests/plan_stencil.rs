@@ -1,0 +1,194 @@
+//! The stencil planner against seed 003 (Korpala): staging pays on Kepler in double precision
+//! from 6 neighbour reads on, not on Pascal, and in single precision everywhere; a one-plane
+//! staged block streams.
+
+use memtune_core::default::builtin;
+use memtune_core::plan::{stencil, Dtype, StencilPlan, StencilWorkload, Variant};
+use memtune_core::{Profile, Section, StagingEntry, StagingTable};
+
+/// (dtype, repeats, plain block, plain ms, staged block, staged ms) on seed 003's 400³ grid.
+type Row = (&'static str, u32, [u32; 3], f64, [u32; 3], f64);
+
+fn profile(rows: &[Row]) -> Profile {
+    let entries = rows
+        .iter()
+        .map(
+            |&(
+                dtype,
+                repeats,
+                best_plain_block,
+                best_plain_ms,
+                best_staged_block,
+                best_staged_ms,
+            )| StagingEntry {
+                dtype: dtype.to_string(),
+                repeats,
+                grid: [400, 400, 400],
+                best_plain_block,
+                best_plain_ms,
+                best_staged_block,
+                best_staged_ms,
+                benefit: best_plain_ms / best_staged_ms,
+            },
+        )
+        .collect();
+    let mut p = builtin();
+    p.shared_memory_staging = Section::Measured(StagingTable { entries });
+    p
+}
+
+/// Kepler as seed 003 Fig. 5 and 8 describe it: double precision gains from 6 reads on (up
+/// to 12%), single precision gains a lot.
+fn kepler() -> Profile {
+    profile(&[
+        ("f64", 1, [32, 4, 4], 10.0, [16, 8, 4], 10.4),
+        ("f64", 6, [32, 4, 4], 56.0, [16, 8, 4], 50.0),
+        ("f64", 12, [32, 4, 4], 112.0, [32, 4, 4], 100.0),
+        ("f32", 6, [32, 8, 2], 40.0, [32, 8, 4], 25.0),
+    ])
+}
+
+fn plan_for(p: &Profile, dims: [u32; 3], dtype: Dtype, repeats: u32) -> StencilPlan {
+    stencil::plan(
+        p,
+        &StencilWorkload {
+            dims,
+            dtype,
+            repeats,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn kepler_double_precision_stages_from_six_reads_on() {
+    // §4: "The benefit of using of SMem in Kepler begins by 6 time access and size of blocks
+    // of more than 4 cells."
+    let p = kepler();
+    let six = plan_for(&p, [400, 400, 400], Dtype::F64, 6);
+    assert_eq!(
+        (six.variant, six.block, six.staging),
+        (Variant::Staged, [16, 8, 4], true),
+        "{six:#?}"
+    );
+    let one = plan_for(&p, [400, 400, 400], Dtype::F64, 1);
+    assert_eq!(
+        (one.variant, one.block, one.staging),
+        (Variant::Plain, [32, 4, 4], false),
+        "{one:#?}"
+    );
+    // More reads than any measurement: the nearest, 12, which stages.
+    let many = plan_for(&p, [400, 400, 400], Dtype::F64, 24);
+    assert_eq!(
+        (many.variant, many.block),
+        (Variant::Staged, [32, 4, 4]),
+        "{many:#?}"
+    );
+}
+
+#[test]
+fn gains_measured_with_more_reads_are_not_assumed_for_fewer() {
+    // 3 reads: nearest is the 6-read entry, whose gain need not hold with fewer reads.
+    let plan = plan_for(&kepler(), [400, 400, 400], Dtype::F64, 3);
+    assert_eq!(
+        (plan.variant, plan.block),
+        (Variant::Plain, [32, 4, 4]),
+        "{plan:#?}"
+    );
+    assert!(
+        plan.reasons
+            .iter()
+            .any(|r| r.contains("measured with 6 repeats")),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn pascal_double_precision_stays_plain() {
+    // §4: "The test performance shows that SMem by Maxwell and Pascal gives no benefit by
+    // calculation time." and "By some combination of SMem size the calculation takes more
+    // time with SMem than without."
+    let pascal = profile(&[("f64", 6, [64, 4, 2], 20.0, [32, 4, 4], 20.6)]);
+    let plan = plan_for(&pascal, [400, 400, 400], Dtype::F64, 6);
+    assert_eq!(
+        (plan.variant, plan.block, plan.staging),
+        (Variant::Plain, [64, 4, 2], false),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn single_precision_stages_everywhere() {
+    // §4: "The results of calculation time with the sum of 6 neighbours and with six times
+    // access to each cell is illustrated in figure 8. Here the benefit of using SMem is
+    // large for all GPUs."
+    let plan = plan_for(&kepler(), [400, 400, 400], Dtype::F32, 6);
+    assert_eq!(
+        (plan.variant, plan.block, plan.staging),
+        (Variant::Staged, [32, 8, 4], true),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn a_gain_within_the_margin_is_not_acted_on() {
+    let p = profile(&[("f64", 6, [32, 4, 4], 10.3, [16, 8, 4], 10.0)]);
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F64, 6);
+    assert_eq!(
+        (plan.variant, plan.block),
+        (Variant::Plain, [32, 4, 4]),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn no_entry_for_the_dtype_falls_back_to_the_default() {
+    let p = profile(&[("f32", 6, [32, 8, 2], 40.0, [32, 8, 4], 25.0)]);
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F64, 6);
+    assert_eq!(
+        (plan.variant, plan.block),
+        (Variant::Plain, stencil::DEFAULT_BLOCK)
+    );
+    assert!(plan
+        .reasons
+        .iter()
+        .any(|r| r.contains("no staging data for f64") && r.contains("`cargo tune`")));
+}
+
+#[test]
+fn an_unlaunchable_block_falls_back_to_the_default() {
+    let p = profile(&[("f64", 6, [64, 32, 1], 10.0, [16, 8, 4], 5.0)]);
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F64, 6);
+    assert_eq!(
+        (plan.variant, plan.block),
+        (Variant::Plain, stencil::DEFAULT_BLOCK),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn a_one_plane_staged_block_streams() {
+    // Seed 003 Fig. 4: "3D blocks stacked in 2D grid (loops calculate the entire calculation
+    // volume)". When the best staged block is one plane deep, marching it along z reads each
+    // plane once instead of also as the halo of its neighbours.
+    let p = profile(&[("f32", 6, [32, 8, 2], 40.0, [32, 8, 1], 24.0)]);
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F32, 6);
+    assert_eq!(
+        (plan.variant, plan.block, plan.staging),
+        (Variant::Streaming, [32, 8, 1], true),
+        "{plan:#?}"
+    );
+    // Every variant loops over z: any depth is fine.
+    let deep = plan_for(&kepler(), [64, 64, u32::MAX], Dtype::F64, 6);
+    assert_eq!(deep.variant, Variant::Staged, "{deep:#?}");
+}
+
+#[test]
+fn blocks_are_clamped_to_small_grids() {
+    let plan = plan_for(&kepler(), [8, 400, 2], Dtype::F64, 6);
+    assert_eq!(plan.block, [8, 8, 2], "{plan:#?}");
+    assert!(
+        plan.reasons.iter().any(|r| r.contains("clamped")),
+        "{plan:#?}"
+    );
+}
