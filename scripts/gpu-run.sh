@@ -7,7 +7,7 @@ out="${1:?usage: scripts/gpu-run.sh OUTDIR}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bundle="$root/.gpu-bundle"
 [ -x "$bundle/cargo-tune" ] || { echo "gpu-run.sh: no bundle at $bundle; run scripts/gpu-bundle.sh first and carry .gpu-bundle" >&2; exit 2; }
-mkdir -p "$out/tests" "$out/profiles"
+mkdir -p "$out/tests" "$out/profiles" "$out/plots"
 export MEMTUNE_GPU_TESTS=1 MEMTUNE_CARGO_TUNE="$bundle/cargo-tune" MEMTUNE_CACHE_DIR="$out/profiles"
 summary="$out/summary.txt"
 status=0
@@ -29,7 +29,7 @@ nvidia-smi -q >"$out/nvidia-smi-q.txt" 2>&1
 
 step devices "$bundle/cargo-tune" devices
 step devices-json "$bundle/cargo-tune" devices --json
-step tune "$bundle/cargo-tune" --json
+step tune "$bundle/cargo-tune" --json --plot "$out/plots"
 step show "$bundle/cargo-tune" show
 for t in "$bundle"/tests/*; do
     step "tests/$(basename "$t")" "$t" --test-threads=1

@@ -368,3 +368,34 @@ fn sealing_is_stable() {
     let b = codec::to_json(&mut p);
     assert_eq!(a, b);
 }
+
+#[test]
+fn measured_floats_survive_the_round_trip_exactly() {
+    use memtune_core::profile::{RandomAccessCurve, RandomAccessPoint, Section};
+    // Values whose shortest decimal form needs exact parsing (serde_json's float_roundtrip):
+    // without it, a reloaded profile hashed differently from the one written.
+    let awkward = [
+        0.1 + 0.2,
+        1e-300,
+        5e-324,
+        2.225_073_858_507_201e-308,
+        123_456.789_012_345_68,
+        1.0 / 3.0,
+    ];
+    let mut p = profile(&uuid(1));
+    p.random_access.device = Section::Measured(RandomAccessCurve {
+        points: awkward
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| RandomAccessPoint {
+                region_bytes: 1 << (20 + i),
+                reads_per_second: v * 7.77e9,
+            })
+            .collect(),
+        knee_bytes: None,
+    });
+    let dir = TempDir::new().unwrap();
+    let store = Store::new(dir.path());
+    store.save(&mut p).unwrap();
+    assert_eq!(store.load(&uuid(1)).unwrap().unwrap(), p);
+}

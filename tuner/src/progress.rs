@@ -1,17 +1,8 @@
-//! Progress on stderr: a redrawn bar on a terminal, one line per phase otherwise (logs),
+//! Progress on stderr: a redrawn bar on a terminal, a line per phase otherwise (logs),
 //! nothing with `--quiet`.
 
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
-
-pub struct Bar {
-    label: String,
-    total: u64,
-    done: u64,
-    mode: Mode,
-    started: Instant,
-    last_draw: Option<Instant>,
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -20,9 +11,16 @@ enum Mode {
     Terminal,
 }
 
+pub struct Bar {
+    label: String,
+    mode: Mode,
+    started: Instant,
+    last_draw: Option<Instant>,
+    last_detail: String,
+}
+
 impl Bar {
-    /// A bar for one phase of `total` steps (`total` may grow with `add_total`).
-    pub fn new(label: impl Into<String>, total: u64, quiet: bool) -> Bar {
+    pub fn new(label: impl Into<String>, quiet: bool) -> Bar {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -30,62 +28,60 @@ impl Bar {
         } else {
             Mode::Lines
         };
-        let bar = Bar {
+        Bar {
             label: label.into(),
-            total: total.max(1),
-            done: 0,
             mode,
             started: Instant::now(),
             last_draw: None,
-        };
-        if mode == Mode::Lines {
-            eprintln!("{} ...", bar.label);
+            last_detail: String::new(),
         }
-        bar
     }
 
-    /// Adaptive sweeps learn of more work as they go.
-    pub fn add_total(&mut self, more: u64) {
-        self.total += more;
+    /// Shows `fraction` (0..=1) done, with what is being done now.
+    pub fn update(&mut self, fraction: f64, detail: &str) {
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Lines => {
+                // A log gets a line per phase (the text before the first comma), not one
+                // per step.
+                let phase = detail.split(',').next().unwrap_or(detail);
+                if phase != self.last_detail {
+                    eprintln!("{}: {phase}", self.label);
+                    self.last_detail = phase.to_string();
+                }
+            }
+            Mode::Terminal => {
+                // Redraw at most 20 times a second: drawing is not free over slow links.
+                let now = Instant::now();
+                if self
+                    .last_draw
+                    .is_some_and(|t| now.duration_since(t).as_millis() < 50)
+                {
+                    return;
+                }
+                self.last_draw = Some(now);
+                const WIDTH: usize = 30;
+                let filled = ((fraction.clamp(0.0, 1.0) * WIDTH as f64) as usize).min(WIDTH);
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[2K{} [{}{}] {:>3.0}% {detail}",
+                    self.label,
+                    "#".repeat(filled),
+                    "-".repeat(WIDTH - filled),
+                    fraction * 100.0
+                );
+                let _ = err.flush();
+            }
+        }
     }
 
-    pub fn inc(&mut self, detail: &str) {
-        self.done += 1;
-        self.total = self.total.max(self.done);
-        if self.mode != Mode::Terminal {
-            return;
-        }
-        // Redraw at most 20 times a second: drawing is not free over slow terminals.
-        let now = Instant::now();
-        if self
-            .last_draw
-            .is_some_and(|t| now.duration_since(t).as_millis() < 50)
-        {
-            return;
-        }
-        self.last_draw = Some(now);
-        const WIDTH: u64 = 30;
-        let filled = (self.done * WIDTH / self.total) as usize;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[2K{:<28} [{}{}] {}/{} {}",
-            self.label,
-            "#".repeat(filled),
-            "-".repeat(WIDTH as usize - filled),
-            self.done,
-            self.total,
-            detail
-        );
-        let _ = err.flush();
-    }
-
-    /// Ends the phase with a one-line summary.
+    /// Ends with a one-line summary and the time taken.
     pub fn finish(self, summary: &str) {
         let secs = self.started.elapsed().as_secs_f64();
         match self.mode {
             Mode::Quiet => {}
-            Mode::Terminal => eprintln!("\r\x1b[2K{:<28} {summary} ({secs:.1} s)", self.label),
+            Mode::Terminal => eprintln!("\r\x1b[2K{}: {summary} ({secs:.1} s)", self.label),
             Mode::Lines => eprintln!("{}: {summary} ({secs:.1} s)", self.label),
         }
     }

@@ -330,3 +330,118 @@ fn json_errors_are_machine_readable() {
     assert_eq!(doc["error"]["exit_code"], 6);
     assert_eq!(doc["error"]["kind"], "not_found");
 }
+
+#[test]
+fn probe_simulate_writes_a_verifiable_simulated_profile_that_is_never_stored() {
+    let env = Env::new();
+    let out = env.dir.path().join("p100.json");
+    let plots = env.dir.path().join("plots");
+    let r = env.run(&[
+        "probe",
+        "--simulate",
+        "p100",
+        "-o",
+        out.to_str().unwrap(),
+        "--plot",
+        plots.to_str().unwrap(),
+        "--json",
+    ]);
+    r.expect(0);
+    let doc = r.json();
+    assert_eq!(doc["simulated"], true);
+    let levels = &doc["profile"]["tlb"]["device"]["levels"];
+    assert_eq!(levels.as_array().unwrap().len(), 2, "{levels}");
+    assert_eq!(doc["profile"]["tlb"]["pinned"]["status"], "not_measured");
+    env.run(&["verify", out.to_str().unwrap()]).expect(0);
+    assert!(plots.join("tlb-device.svg").exists());
+    assert!(plots.join("random-access-device.svg").exists());
+    env.run(&["show", "--path", out.to_str().unwrap()])
+        .expect(0)
+        .says("SIMULATED")
+        .says("entries");
+    env.run(&["import", out.to_str().unwrap()])
+        .expect(4)
+        .says("simulated");
+    assert!(!env.cache().exists());
+}
+
+#[test]
+fn probe_simulate_rejects_bad_simulator_files_clearly() {
+    let env = Env::new();
+    let out = env.dir.path().join("x.json");
+    let o = out.to_str().unwrap();
+    let wrong = env.file("wrong.json", r#"{"schema": "memtune-profile/1"}"#);
+    env.run(&["probe", "--simulate", wrong.to_str().unwrap(), "-o", o])
+        .expect(4)
+        .says("wrong.json")
+        .says("memtune-sim/1");
+    env.run(&["probe", "--simulate", "k90", "-o", o])
+        .expect(4)
+        .says("k80, p100, gt200");
+    env.run(&["probe", "--simulate", "/nonexistent.json", "-o", o])
+        .expect(4)
+        .says("/nonexistent.json");
+    assert!(!out.exists(), "nothing written on failure");
+}
+
+#[test]
+fn plan_prints_scope_and_passes_for_a_profile_file() {
+    let env = Env::new();
+    let out = env.dir.path().join("p100.json");
+    env.run(&["probe", "--simulate", "p100", "-o", out.to_str().unwrap()])
+        .expect(0);
+    let p = out.to_str().unwrap();
+    let r = env.run(&[
+        "plan",
+        "sampling",
+        "--region",
+        "16GiB",
+        "--memory",
+        "device",
+        "--profile",
+        p,
+        "--json",
+    ]);
+    r.expect(0);
+    let doc = r.json();
+    assert!(doc["scope_bytes"].as_u64().unwrap() > 0);
+    assert!(doc["passes"].as_u64().unwrap() >= 1);
+    assert_eq!(doc["profile"]["source"], p);
+    let r = env.run(&[
+        "plan",
+        "grouping",
+        "--table",
+        "8GiB",
+        "--table-memory",
+        "device",
+        "--input-memory",
+        "pinned",
+        "--profile",
+        p,
+        "--json",
+    ]);
+    r.expect(0);
+    assert!(["unscoped", "naive", "copy"].contains(&r.json()["approach"].as_str().unwrap()));
+    let r = env.run(&[
+        "plan",
+        "stencil",
+        "--dims",
+        "512x512x512",
+        "--dtype",
+        "f32",
+        "--repeats",
+        "6",
+        "--profile",
+        p,
+        "--json",
+    ]);
+    r.expect(0);
+    let doc = r.json();
+    assert_eq!(doc["block"].as_array().unwrap().len(), 3);
+    assert!(doc["staging"].is_boolean());
+    env.run(&["plan", "stencil", "--dims", "512x512", "--profile", p])
+        .expect(2)
+        .says("XxYxZ");
+    env.run(&["plan", "sampling", "--region", "0", "--profile", p])
+        .expect(2);
+}

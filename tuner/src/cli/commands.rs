@@ -1,14 +1,20 @@
 //! The verbs of `cargo tune`.
 
 use super::exit::{CliError, Exit};
+use super::probe::{self, ProbeArgs};
 use super::render;
 use super::{Cli, Command, TuneArgs};
+use crate::gpu::{Bounds, Gpu};
+use crate::probe::MemorySystem;
+use crate::sim::{SimConfig, Simulator};
 use memtune::device;
 use memtune_core::lookup::{self, LookupConfig, Wanted, PROJECT_DIR};
 use memtune_core::profile::{is_valid_uuid, Profile, Provenance};
+use memtune_core::profile::{DeviceIdentity, MemoryKind, Section};
 use memtune_core::store::{self, Store};
 use memtune_core::{codec, time};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -68,11 +74,20 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         None => tune(&ctx, &cli.tune),
         Some(Command::Devices) => devices(&ctx),
         Some(Command::List) => list(&ctx),
-        Some(Command::Show { uuid, path }) => show(&ctx, uuid.as_deref(), path.as_deref()),
+        Some(Command::Show { uuid, path, plot }) => {
+            show(&ctx, uuid.as_deref(), path.as_deref(), plot.as_deref())
+        }
+        Some(Command::Probe {
+            simulate,
+            output,
+            gpu,
+            probe,
+        }) => probe_to_file(&ctx, simulate.as_deref(), &output, gpu, &probe),
         Some(Command::Path) => path(&ctx),
         Some(Command::Verify { files }) => verify(&ctx, &files),
         Some(Command::Export { uuid, output }) => export(&ctx, &uuid, &output),
         Some(Command::Import { file, project }) => import(&ctx, &file, project),
+        Some(Command::Plan(command)) => super::plan::run(&command, ctx.json, ctx.quiet),
         Some(Command::Chase(args)) => super::raw::chase(ctx.json, &args),
         Some(Command::Sample(args)) => super::raw::sample(ctx.json, &args),
     }
@@ -93,7 +108,74 @@ fn print_json(value: &serde_json::Value) {
     println!("{value:#}");
 }
 
-/// Bare `cargo tune`: a profile for each visible GPU, stored in the cache (or project).
+fn provenance(
+    options: BTreeMap<String, serde_json::Value>,
+    simulator: Option<String>,
+) -> Provenance {
+    Provenance {
+        memtune_version: env!("CARGO_PKG_VERSION").to_string(),
+        probe_version: PROBE_VERSION,
+        created_at: time::now_rfc3339(),
+        duration_seconds: 0.0,
+        options,
+        simulator,
+    }
+}
+
+fn bounds(args: &ProbeArgs) -> Bounds {
+    Bounds {
+        device: args.max_device,
+        pinned: args.max_pinned,
+        managed: args.max_managed,
+    }
+}
+
+/// Probes GPU `ordinal` into a profile. A probe that cannot start marks every section it
+/// would have filled as failed, with the reason; the identity is kept either way.
+fn probe_gpu(
+    ctx: &Ctx,
+    ordinal: usize,
+    id: DeviceIdentity,
+    args: &ProbeArgs,
+    options: BTreeMap<String, serde_json::Value>,
+) -> (Profile, bool) {
+    let start = Instant::now();
+    let mut profile = Profile::identity_only(id.clone(), provenance(options, None));
+    let failed = match Gpu::open(ordinal, id, &bounds(args)) {
+        Ok(mut gpu) => {
+            let result = probe::run(&mut gpu, args, &format!("GPU {ordinal}"), ctx.quiet);
+            gpu.release();
+            for w in &result.warnings {
+                ctx.note(&format!("warning: {w}"));
+            }
+            probe::apply(&mut profile, &result)
+        }
+        Err(e) => {
+            let reason = format!("the probe could not start: {e}");
+            for kind in MemoryKind::ALL {
+                *profile.tlb.get_mut(kind) = Section::failed(&reason);
+                *profile.random_access.get_mut(kind) = Section::failed(&reason);
+            }
+            true
+        }
+    };
+    profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+    (profile, failed)
+}
+
+/// Writes charts if asked, and reports where.
+fn plots(ctx: &Ctx, dir: Option<&Path>, profile: &Profile) -> Result<Vec<PathBuf>, CliError> {
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
+    };
+    let written = probe::write_plots(dir, profile)?;
+    for p in &written {
+        ctx.note(&format!("chart: {}", p.display()));
+    }
+    Ok(written)
+}
+
+/// Bare `cargo tune`: probe each visible GPU and store its profile in the cache (or project).
 fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
     let ids = match args.device {
         Some(ordinal) => vec![(ordinal, device::identity(ordinal)?)],
@@ -105,41 +187,129 @@ fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
         ctx.cache()?
     };
     let mut written = Vec::new();
+    let mut any_failed = false;
     for (ordinal, id) in ids {
-        let start = Instant::now();
         ctx.note(&format!("GPU {ordinal}: {} {}", id.name, id.uuid));
-        let mut options = std::collections::BTreeMap::new();
+        let mut options = args.probe.record();
         options.insert("project".to_string(), json!(args.project));
-        let provenance = Provenance {
-            memtune_version: env!("CARGO_PKG_VERSION").to_string(),
-            probe_version: PROBE_VERSION,
-            created_at: time::now_rfc3339(),
-            duration_seconds: 0.0,
-            options,
-            simulator: None,
-        };
-        let mut profile = Profile::identity_only(id, provenance);
-        profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+        let (mut profile, failed) = probe_gpu(ctx, ordinal, id, &args.probe, options);
+        any_failed |= failed;
         let path = store.save(&mut profile)?;
-        written.push((ordinal, profile, path));
+        let charts = plots(ctx, args.probe.plot.as_deref(), &profile)?;
+        written.push((ordinal, profile, path, charts));
     }
     if ctx.json {
         let items: Vec<_> = written
             .iter()
-            .map(|(o, p, path)| json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name, "digest": p.digest, "path": path}))
+            .map(|(o, p, path, charts)| {
+                json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name,
+                "digest": p.digest, "path": path, "duration_seconds": p.provenance.duration_seconds,
+                "tlb": probe::summary(p), "charts": charts})
+            })
             .collect();
         print_json(&json!({ "profiles": items }));
     } else {
-        for (o, p, path) in &written {
+        for (o, p, path, _) in &written {
             println!(
-                "GPU {o}  {}  {}\n  profile written to {}",
-                p.device.name,
-                p.device.uuid,
-                path.display()
+                "GPU {o}  {}  {}  ({:.1} s)",
+                p.device.name, p.device.uuid, p.provenance.duration_seconds
             );
+            for line in probe::summary(p) {
+                println!("  TLB {line}");
+            }
+            println!("  profile written to {}", path.display());
         }
     }
-    Ok(Exit::Ok)
+    Ok(if any_failed { Exit::Partial } else { Exit::Ok })
+}
+
+/// `cargo tune probe`: one GPU or a simulated one, into a file.
+fn probe_to_file(
+    ctx: &Ctx,
+    simulate: Option<&str>,
+    output: &Path,
+    gpu: usize,
+    args: &ProbeArgs,
+) -> Result<Exit, CliError> {
+    let (mut profile, failed) = match simulate {
+        Some(spec) => {
+            let config = SimConfig::from_spec(spec)
+                .map_err(|e| CliError::new(Exit::InvalidProfile, e.to_string()))?;
+            let start = Instant::now();
+            let name = config.name.clone();
+            let mut sim = Simulator::new(config);
+            let identity = simulated_identity(&sim);
+            let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
+            let mut profile =
+                Profile::identity_only(identity, provenance(args.record(), Some(spec.to_string())));
+            let failed = probe::apply(&mut profile, &result);
+            profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+            (profile, failed)
+        }
+        None => {
+            let id = device::identity(gpu)?;
+            probe_gpu(ctx, gpu, id, args, args.record())
+        }
+    };
+    let text = codec::to_json(&mut profile);
+    store::write_atomic(output, text.as_bytes()).map_err(|e| {
+        CliError::new(
+            Exit::Io,
+            format!(
+                "{}: cannot write the profile: {e}; choose a writable path",
+                output.display()
+            ),
+        )
+    })?;
+    let charts = plots(ctx, args.plot.as_deref(), &profile)?;
+    if ctx.json {
+        print_json(
+            &json!({"path": output, "uuid": profile.device.uuid, "simulated": profile.is_simulated(),
+            "digest": profile.digest, "tlb": probe::summary(&profile), "charts": charts, "profile": profile}),
+        );
+    } else {
+        println!("{}", profile.device.name);
+        for line in probe::summary(&profile) {
+            println!("  TLB {line}");
+        }
+        println!("  profile written to {}", output.display());
+    }
+    Ok(if failed { Exit::Partial } else { Exit::Ok })
+}
+
+/// A simulated GPU's identity: its name, SM count and clock from the configuration, and a
+/// UUID derived from the name, so one configuration always gives the same UUID.
+fn simulated_identity(sim: &Simulator) -> DeviceIdentity {
+    let config = sim.config();
+    let hash = memtune_core::digest::of_value(&json!(format!("memtune-sim:{}", config.name)));
+    let hex = &hash[memtune_core::digest::PREFIX.len()..];
+    DeviceIdentity {
+        uuid: format!(
+            "GPU-{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        ),
+        name: format!("{} (simulated)", config.name),
+        compute_capability: memtune_core::ComputeCapability { major: 0, minor: 0 },
+        sm_count: sim.sm_count(),
+        l2_bytes: 0,
+        shared_memory_per_block_bytes: 0,
+        shared_memory_per_block_optin_bytes: 0,
+        shared_memory_per_sm_bytes: 0,
+        global_memory_bytes: MemoryKind::ALL
+            .iter()
+            .map(|&k| sim.max_footprint(k))
+            .max()
+            .unwrap_or(0),
+        sm_clock_khz: (sim.clock_mhz() * 1000.0) as u64,
+        memory_clock_khz: 0,
+        memory_bus_width_bits: 0,
+        driver_version: String::new(),
+        pci_bus_id: None,
+    }
 }
 
 fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
@@ -243,7 +413,12 @@ fn load_file(path: &Path) -> Result<Profile, CliError> {
     Ok(profile)
 }
 
-fn show(ctx: &Ctx, uuid: Option<&str>, path: Option<&Path>) -> Result<Exit, CliError> {
+fn show(
+    ctx: &Ctx,
+    uuid: Option<&str>,
+    path: Option<&Path>,
+    plot: Option<&Path>,
+) -> Result<Exit, CliError> {
     let (profile, source) = match (uuid, path) {
         (_, Some(path)) => (load_file(path)?, path.display().to_string()),
         (Some(uuid), None) => {
@@ -267,8 +442,9 @@ fn show(ctx: &Ctx, uuid: Option<&str>, path: Option<&Path>) -> Result<Exit, CliE
             (resolved.profile, resolved.source.to_string())
         }
     };
+    let charts = plots(ctx, plot, &profile)?;
     if ctx.json {
-        print_json(&json!({ "source": source, "profile": profile }));
+        print_json(&json!({ "source": source, "profile": profile, "charts": charts }));
     } else {
         println!("source: {source}");
         print!("{}", render::profile(&profile));

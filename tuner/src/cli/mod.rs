@@ -2,6 +2,8 @@
 
 mod commands;
 mod exit;
+mod plan;
+mod probe;
 mod raw;
 mod render;
 pub mod size;
@@ -42,6 +44,8 @@ pub struct Global {
 /// Options of the bare `cargo tune` (probe every visible GPU and store its profile).
 #[derive(Debug, Args)]
 pub struct TuneArgs {
+    #[command(flatten)]
+    pub probe: probe::ProbeArgs,
     /// Write into the project's `.memtune/` (for committing) instead of the user cache.
     #[arg(long)]
     pub project: bool,
@@ -63,6 +67,23 @@ pub enum Command {
         /// A profile file to show instead.
         #[arg(long, value_name = "FILE", conflicts_with = "uuid")]
         path: Option<PathBuf>,
+        /// Also write SVG charts of the measured curves into DIR.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
+    },
+    /// Probe one GPU, or a simulated one, and write the profile to a file (never stored).
+    Probe {
+        /// Simulate instead: a memtune-sim/1 JSON file, or a built-in (k80, p100, gt200).
+        #[arg(long, value_name = "FILE|k80|p100|gt200")]
+        simulate: Option<String>,
+        /// Where to write the profile.
+        #[arg(short, long, value_name = "PROFILE")]
+        output: PathBuf,
+        /// GPU ordinal (without --simulate).
+        #[arg(long = "gpu", default_value_t = 0)]
+        gpu: usize,
+        #[command(flatten)]
+        probe: probe::ProbeArgs,
     },
     /// Print where profiles are looked up and stored.
     Path,
@@ -83,6 +104,10 @@ pub enum Command {
         #[arg(long)]
         project: bool,
     },
+    /// What the planners decide for a workload, and why (any profile; default: the lookup
+    /// chain's for GPU 0).
+    #[command(subcommand)]
+    Plan(plan::PlanCommand),
     /// Raw pointer-chase latency on the GPU (cycles per load), strides x footprints.
     Chase(RawArgs),
     /// Raw random-sampling throughput on the GPU (reads/s) over growing regions.

@@ -2,6 +2,7 @@
 //! device, pinned (zero-copy) and managed memory, through cudarc and NVRTC.
 
 mod memory;
+mod system;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
@@ -44,9 +45,15 @@ pub struct Bounds {
     pub managed: Option<u64>,
 }
 
-/// Timed loads per chase after the warm walk: enough for a stable mean, few enough that a
-/// chase over pinned host memory (about 1-2 µs a load) stays in milliseconds.
-const CHASE_STEPS: u32 = 2048;
+/// Timed loads per chase after the warm walk: enough for a stable mean (the spread of
+/// repeated chases on an H200 was under 1%), few enough that a chase over pinned host
+/// memory (about 1.1 µs a load across the link) stays well under a millisecond.
+fn timed_steps(kind: MemoryKind) -> u32 {
+    match kind {
+        MemoryKind::Pinned => 256,
+        MemoryKind::Device | MemoryKind::Managed => 1024,
+    }
+}
 /// Most elements a chase ring may have. The warm walk touches every element once, so that
 /// the timed walk finds them all in L2 and measures translation only: rings longer than
 /// this would make every chase slow (seen on an H200: walking only part of a longer ring
@@ -217,10 +224,10 @@ impl Gpu {
     fn run_targeted(
         &mut self,
         pair: bool,
+        steps: u32,
         args: (u64, u64, u32, i32, i32),
     ) -> Result<Vec<u64>, GpuError> {
         let (start_a, start_b, warm, sm_a, sm_b) = args;
-        let steps = CHASE_STEPS;
         for blocks_per_sm in [4u32, 16] {
             self.stream
                 .memcpy_htod(
@@ -293,8 +300,12 @@ impl Gpu {
         let base = self.buffer(kind, footprint)?;
         self.filled_words = 0;
         self.init_ring(base, stride, count)?;
-        let out = self.run_targeted(false, (base, 0, count as u32, sm as i32, -1))?;
-        Ok(out[0] as f64 / f64::from(CHASE_STEPS))
+        let out = self.run_targeted(
+            false,
+            timed_steps(kind),
+            (base, 0, count as u32, sm as i32, -1),
+        )?;
+        Ok(out[0] as f64 / f64::from(timed_steps(kind)))
     }
 
     /// As `chase`, while SM `other` walks a ring of the same shape over the next
@@ -314,6 +325,7 @@ impl Gpu {
         self.init_ring(base + footprint, stride, count)?;
         let out = self.run_targeted(
             true,
+            timed_steps(kind),
             (
                 base,
                 base + footprint,
@@ -322,7 +334,7 @@ impl Gpu {
                 other as i32,
             ),
         )?;
-        Ok(out[0] as f64 / f64::from(CHASE_STEPS))
+        Ok(out[0] as f64 / f64::from(timed_steps(kind)))
     }
 
     /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`: median

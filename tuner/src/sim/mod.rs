@@ -1,1 +1,13 @@
-//! The simulated GPU (schema memtune-sim/1).
+//! The simulated GPU, schema `memtune-sim/1` (see `docs/simulator.md`): a [`Simulator`] is a
+//! [`MemorySystem`](crate::probe::MemorySystem) whose TLBs, latencies and noise come from a
+//! [`SimConfig`], so the probe's sweeps and inference run on any machine.
+
+mod config;
+mod model;
+mod noise;
+mod simulator;
+
+pub use config::{
+    KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig, BUILTIN_NAMES, SCHEMA,
+};
+pub use simulator::{SimStats, Simulator, READS_IN_FLIGHT_PER_SM};

@@ -1,0 +1,64 @@
+//! The interface the probe measures through: the real GPU, or the simulator (`crate::sim`).
+//!
+//! Cost model the sweeps are designed for (a real chase costs about 0.5-1 µs per load): a
+//! `chase` call walks its chain once untimed, then times at most
+//! `min(loads, TIMED_LOADS_CAP)` loads. A uniform cyclic chain is in its steady state after
+//! the warm-up walk, so any window of it is representative as long as it spans a few of the
+//! largest pages; the sweeps never ask for more than `ProbeOptions::max_loads_per_walk`
+//! loads per walk, and spend repeats only on short chains (see `sweep.rs`).
+
+use memtune_core::profile::MemoryKind;
+
+/// The most loads a backend needs to time per `chase` call, after its warm-up walk.
+pub const TIMED_LOADS_CAP: u64 = 2048;
+
+/// A GPU memory system, as the probe sees it.
+pub trait MemorySystem {
+    fn name(&self) -> String;
+    fn clock_mhz(&self) -> f64;
+    fn sm_count(&self) -> u32;
+    /// The kinds of memory this system has.
+    fn kinds(&self) -> Vec<MemoryKind>;
+    /// The largest footprint a sweep of `kind` may use, in bytes.
+    fn max_footprint(&self, kind: MemoryKind) -> u64;
+    /// Mean cycles per load of a pointer chase with `stride_bytes` over `footprint_bytes` of
+    /// `kind` (`footprint_bytes / stride_bytes` loads, at least one), run on SM `sm`, timed
+    /// after one full warm-up walk of the chain.
+    fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError>;
+    /// Same, while SM `other_sm` concurrently walks its own chain of the same shape (for TLB
+    /// sharing, seed 000 section 3.3).
+    fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+        other_sm: u32,
+    ) -> Result<f64, BackendError>;
+    /// Random-sampling throughput, in reads per second, over a region of `region_bytes` of
+    /// `kind` (seed 000 section 2.1).
+    fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError>;
+}
+
+/// Why a measurement could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// The footprint could not be allocated. The TLB sweep answers this by lowering its
+    /// footprint bound rather than giving up on the kind.
+    #[error("cannot allocate {bytes} bytes of {kind} memory: {message}")]
+    Allocation {
+        kind: MemoryKind,
+        bytes: u64,
+        message: String,
+    },
+    #[error("kernel launch failed: {message}")]
+    Launch { message: String },
+    #[error("{kind} memory is not available: {message}")]
+    UnsupportedKind { kind: MemoryKind, message: String },
+}

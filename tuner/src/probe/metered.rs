@@ -1,0 +1,87 @@
+//! Counts what a probe asks of its backend, in the units a real GPU pays: calls and loads.
+
+use super::backend::{BackendError, MemorySystem, TIMED_LOADS_CAP};
+use memtune_core::profile::MemoryKind;
+use std::cell::Cell;
+
+/// The counts, readable (e.g. by a progress callback) while the backend is borrowed.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    /// `chase` and `chase_pair` calls.
+    pub chase_calls: Cell<u64>,
+    pub random_access_calls: Cell<u64>,
+    /// Loads of every chain walked: warm-up walk plus timed loads.
+    pub loads: Cell<u64>,
+}
+
+/// A [`MemorySystem`] that forwards to another and counts.
+pub(crate) struct Metered<'a> {
+    inner: &'a mut dyn MemorySystem,
+    counters: &'a Counters,
+}
+
+impl<'a> Metered<'a> {
+    pub(crate) fn new(inner: &'a mut dyn MemorySystem, counters: &'a Counters) -> Metered<'a> {
+        Metered { inner, counters }
+    }
+
+    fn count_chase(&self, stride: u64, footprint: u64, chains: u64) {
+        let loads = (footprint / stride.max(1)).max(1);
+        let c = self.counters;
+        c.chase_calls.set(c.chase_calls.get() + 1);
+        c.loads
+            .set(c.loads.get() + chains * (loads + loads.min(TIMED_LOADS_CAP)));
+    }
+}
+
+impl MemorySystem for Metered<'_> {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn clock_mhz(&self) -> f64 {
+        self.inner.clock_mhz()
+    }
+
+    fn sm_count(&self) -> u32 {
+        self.inner.sm_count()
+    }
+
+    fn kinds(&self) -> Vec<MemoryKind> {
+        self.inner.kinds()
+    }
+
+    fn max_footprint(&self, kind: MemoryKind) -> u64 {
+        self.inner.max_footprint(kind)
+    }
+
+    fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.count_chase(stride_bytes, footprint_bytes, 1);
+        self.inner.chase(kind, stride_bytes, footprint_bytes, sm)
+    }
+
+    fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+        other_sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.count_chase(stride_bytes, footprint_bytes, 2);
+        self.inner
+            .chase_pair(kind, stride_bytes, footprint_bytes, sm, other_sm)
+    }
+
+    fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {
+        let calls = &self.counters.random_access_calls;
+        calls.set(calls.get() + 1);
+        self.inner.random_access(kind, region_bytes)
+    }
+}

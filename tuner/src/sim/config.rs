@@ -1,0 +1,585 @@
+//! The simulator's input, schema `memtune-sim/1`: parsing and validation.
+//!
+//! Parsing goes through `serde_json::Value` by hand rather than derived `Deserialize`, so
+//! that every error names the file, the full key path and the fix.
+
+use memtune_core::profile::MemoryKind;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The schema name every simulator file carries.
+pub const SCHEMA: &str = "memtune-sim/1";
+
+/// The built-in simulated GPUs, usable wherever a simulator file is accepted.
+pub const BUILTIN_NAMES: [&str; 3] = ["k80", "p100", "gt200"];
+
+const BUILTIN_K80: &str = include_str!("builtin/k80.json");
+const BUILTIN_P100: &str = include_str!("builtin/p100.json");
+const BUILTIN_GT200: &str = include_str!("builtin/gt200.json");
+
+/// Where to read about the format; appended to errors that need it.
+const DOCS: &str = "see docs/simulator.md";
+
+/// A simulated GPU. Build it with [`SimConfig::from_json_str`], [`SimConfig::builtin`] or
+/// [`SimConfig::from_spec`]; those validate. The fields are public so that tests can vary a
+/// validated configuration (e.g. its noise).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    pub name: String,
+    pub sm_count: u32,
+    pub clock_mhz: f64,
+    /// Cycles of a chase load when every translation hits.
+    pub l2_hit_cycles: f64,
+    pub memory_kinds: BTreeMap<MemoryKind, KindConfig>,
+    pub noise: NoiseConfig,
+}
+
+/// One kind of memory of the simulated GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindConfig {
+    pub size_bytes: u64,
+    /// Added to `l2_hit_cycles` for every load of this kind (e.g. the PCIe trip of pinned memory).
+    pub extra_cycles: f64,
+    /// Fastest level first.
+    pub tlb: Vec<TlbLevelConfig>,
+}
+
+/// One simulated TLB level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TlbLevelConfig {
+    pub entries: u64,
+    pub page_bytes: u64,
+    pub miss_cycles: f64,
+    /// Set-associative with this many ways when given; fully associative otherwise.
+    pub ways: Option<u64>,
+    /// Consecutive SMs sharing one copy of the level (1: private).
+    pub shared_by_sms: u32,
+}
+
+/// Measurement noise of the simulated GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NoiseConfig {
+    /// Relative standard deviation of the Gaussian noise on each measurement.
+    pub jitter: f64,
+    /// Probability that a measurement is a 3-10x spike.
+    pub outlier_rate: f64,
+    pub seed: u64,
+}
+
+/// Why a simulator configuration was rejected. Every message names the file (or built-in),
+/// the key and the fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimConfigError {
+    #[error("{origin}: cannot read the simulator file: {message}")]
+    Io { origin: String, message: String },
+    #[error("{origin}: not valid JSON ({message}); a simulator file is one JSON object, {DOCS}")]
+    Json { origin: String, message: String },
+    #[error("{origin}: `schema` is {found}, expected \"{SCHEMA}\"; set `\"schema\": \"{SCHEMA}\"` ({DOCS})")]
+    Schema { origin: String, found: String },
+    #[error("{origin}: missing key `{key}`; {fix}")]
+    Missing {
+        origin: String,
+        key: String,
+        fix: String,
+    },
+    #[error("{origin}: `{key}` {problem}; {fix}")]
+    Invalid {
+        origin: String,
+        key: String,
+        problem: String,
+        fix: String,
+    },
+    #[error("unknown built-in simulator `{name}`; use one of k80, p100, gt200, or the path of a {SCHEMA} JSON file")]
+    UnknownBuiltin { name: String },
+}
+
+impl SimConfig {
+    /// Parses and validates a `memtune-sim/1` document. `origin` (a path or a built-in name)
+    /// is only used in error messages.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<SimConfig, SimConfigError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| SimConfigError::Json {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        Parser { origin }.config(&value)
+    }
+
+    /// One of [`BUILTIN_NAMES`].
+    pub fn builtin(name: &str) -> Result<SimConfig, SimConfigError> {
+        let text = match name {
+            "k80" => BUILTIN_K80,
+            "p100" => BUILTIN_P100,
+            "gt200" => BUILTIN_GT200,
+            _ => {
+                return Err(SimConfigError::UnknownBuiltin {
+                    name: name.to_string(),
+                })
+            }
+        };
+        SimConfig::from_json_str(text, &format!("built-in simulator `{name}`"))
+    }
+
+    /// The JSON text of a built-in, for users who want a starting point for their own file.
+    pub fn builtin_json(name: &str) -> Option<&'static str> {
+        match name {
+            "k80" => Some(BUILTIN_K80),
+            "p100" => Some(BUILTIN_P100),
+            "gt200" => Some(BUILTIN_GT200),
+            _ => None,
+        }
+    }
+
+    /// What `--simulate` accepts: a built-in name, or the path of a simulator file.
+    pub fn from_spec(spec: &str) -> Result<SimConfig, SimConfigError> {
+        if BUILTIN_NAMES.contains(&spec) {
+            return SimConfig::builtin(spec);
+        }
+        let path = Path::new(spec);
+        if !path.exists() && !spec.contains(['/', '\\', '.']) {
+            return Err(SimConfigError::UnknownBuiltin {
+                name: spec.to_string(),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| SimConfigError::Io {
+            origin: spec.to_string(),
+            message: e.to_string(),
+        })?;
+        SimConfig::from_json_str(&text, spec)
+    }
+}
+
+/// Reads one document, carrying the origin for error messages.
+struct Parser<'a> {
+    origin: &'a str,
+}
+
+impl Parser<'_> {
+    fn config(&self, value: &Value) -> Result<SimConfig, SimConfigError> {
+        let root = value.as_object().ok_or_else(|| SimConfigError::Json {
+            origin: self.origin.to_string(),
+            message: "the top level is not an object".to_string(),
+        })?;
+        match root.get("schema") {
+            Some(Value::String(s)) if s == SCHEMA => {}
+            Some(other) => {
+                return Err(SimConfigError::Schema {
+                    origin: self.origin.to_string(),
+                    found: other.to_string(),
+                })
+            }
+            None => {
+                return Err(SimConfigError::Schema {
+                    origin: self.origin.to_string(),
+                    found: "missing".to_string(),
+                })
+            }
+        }
+        let name = match self.required(root, "", "name")? {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            _ => {
+                return Err(self.invalid(
+                    "name",
+                    "must be a non-empty string",
+                    "name the simulated GPU, e.g. \"name\": \"my-gpu\"",
+                ))
+            }
+        };
+        let sm_count = self.positive_int(root, "", "sm_count", "e.g. \"sm_count\": 56")?;
+        let sm_count = u32::try_from(sm_count).map_err(|_| {
+            self.invalid(
+                "sm_count",
+                "is too large",
+                "use the GPU's SM count, e.g. 56",
+            )
+        })?;
+        let clock_mhz = self.positive_number(
+            root,
+            "",
+            "clock_mhz",
+            "give the SM clock in MHz, e.g. \"clock_mhz\": 1480",
+        )?;
+        let l2_hit_cycles = self.positive_number(
+            root,
+            "",
+            "l2_hit_cycles",
+            "give the latency of a chase load that hits every TLB, e.g. \"l2_hit_cycles\": 293",
+        )?;
+
+        let kinds_value = self.required(root, "", "memory_kinds")?;
+        let kinds_obj = kinds_value.as_object().ok_or_else(|| {
+            self.invalid(
+                "memory_kinds",
+                "must be an object",
+                "e.g. \"memory_kinds\": { \"device\": { ... } }",
+            )
+        })?;
+        if kinds_obj.is_empty() {
+            return Err(self.invalid(
+                "memory_kinds",
+                "is empty",
+                "describe at least one of device, pinned, managed",
+            ));
+        }
+        let mut memory_kinds = BTreeMap::new();
+        for (key, kind_value) in kinds_obj {
+            let kind: MemoryKind = key.parse().map_err(|_| {
+                self.invalid(
+                    &format!("memory_kinds.{key}"),
+                    "is not a memory kind",
+                    "use device, pinned or managed",
+                )
+            })?;
+            let kind_config = self.kind(kind_value, &format!("memory_kinds.{key}"), sm_count)?;
+            memory_kinds.insert(kind, kind_config);
+        }
+
+        let noise = match root.get("noise") {
+            None | Some(Value::Null) => NoiseConfig::default(),
+            Some(v) => self.noise(v)?,
+        };
+
+        Ok(SimConfig {
+            name,
+            sm_count,
+            clock_mhz,
+            l2_hit_cycles,
+            memory_kinds,
+            noise,
+        })
+    }
+
+    fn kind(&self, value: &Value, path: &str, sm_count: u32) -> Result<KindConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                path,
+                "must be an object",
+                "give size_bytes, extra_cycles and tlb",
+            )
+        })?;
+        let size_bytes = self.positive_int(
+            obj,
+            path,
+            "size_bytes",
+            "give the memory size in bytes, e.g. 17179869184",
+        )?;
+        let extra_cycles = match obj.get("extra_cycles") {
+            None => 0.0,
+            Some(_) => {
+                self.number_at_least_zero(obj, path, "extra_cycles", "use 0 for device memory")?
+            }
+        };
+        let tlb_value = self.required(obj, path, "tlb")?;
+        let tlb_path = format!("{path}.tlb");
+        let levels = tlb_value.as_array().ok_or_else(|| {
+            self.invalid(
+                &tlb_path,
+                "must be an array of levels",
+                "list the levels fastest first; [] for none",
+            )
+        })?;
+        let tlb = levels
+            .iter()
+            .enumerate()
+            .map(|(i, level)| self.level(level, &format!("{tlb_path}[{i}]"), size_bytes, sm_count))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(KindConfig {
+            size_bytes,
+            extra_cycles,
+            tlb,
+        })
+    }
+
+    fn level(
+        &self,
+        value: &Value,
+        path: &str,
+        size_bytes: u64,
+        sm_count: u32,
+    ) -> Result<TlbLevelConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                path,
+                "must be an object",
+                "give entries, page_bytes and miss_cycles",
+            )
+        })?;
+        let entries = self.positive_int(
+            obj,
+            path,
+            "entries",
+            "give the number of translations the level holds, e.g. 16",
+        )?;
+        if entries > MAX_ENTRIES {
+            return Err(self.invalid(
+                &format!("{path}.entries"),
+                &format!("is {entries}, more than the simulator supports ({MAX_ENTRIES})"),
+                "use fewer entries or larger pages",
+            ));
+        }
+        let page_bytes = self.positive_int(
+            obj,
+            path,
+            "page_bytes",
+            "give the page size in bytes, e.g. 2097152",
+        )?;
+        if !page_bytes.is_power_of_two() {
+            return Err(self.invalid(
+                &format!("{path}.page_bytes"),
+                &format!("is {page_bytes}, not a power of two"),
+                "pages are powers of two on every GPU, e.g. 65536 or 2097152",
+            ));
+        }
+        if page_bytes > size_bytes {
+            return Err(self.invalid(
+                &format!("{path}.page_bytes"),
+                &format!("is {page_bytes}, larger than the memory ({size_bytes} bytes)"),
+                "use a smaller page or a larger size_bytes",
+            ));
+        }
+        let miss_cycles = self.positive_number(
+            obj,
+            path,
+            "miss_cycles",
+            "give the extra cycles of a miss in this level, e.g. 110",
+        )?;
+        let ways = match obj.get("ways") {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                let ways = self.positive_int(
+                    obj,
+                    path,
+                    "ways",
+                    "give the associativity, e.g. 8, or leave it out for fully associative",
+                )?;
+                if ways > entries {
+                    return Err(self.invalid(
+                        &format!("{path}.ways"),
+                        &format!("is {ways}, more than the level's {entries} entries"),
+                        "ways must be at most entries; leave it out for fully associative",
+                    ));
+                }
+                Some(ways)
+            }
+        };
+        let shared_by_sms = match obj.get("shared_by_sms") {
+            None | Some(Value::Null) => 1,
+            Some(_) => {
+                let n = self.positive_int(
+                    obj,
+                    path,
+                    "shared_by_sms",
+                    "give how many consecutive SMs share one copy, 1 for private",
+                )?;
+                if n > u64::from(sm_count) {
+                    return Err(self.invalid(
+                        &format!("{path}.shared_by_sms"),
+                        &format!("is {n}, more than sm_count ({sm_count})"),
+                        "use at most sm_count (sm_count means one copy for the whole GPU)",
+                    ));
+                }
+                n as u32
+            }
+        };
+        Ok(TlbLevelConfig {
+            entries,
+            page_bytes,
+            miss_cycles,
+            ways,
+            shared_by_sms,
+        })
+    }
+
+    fn noise(&self, value: &Value) -> Result<NoiseConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                "noise",
+                "must be an object",
+                "e.g. \"noise\": { \"jitter\": 0.02, \"outlier_rate\": 0.001, \"seed\": 7 }",
+            )
+        })?;
+        let jitter = match obj.get("jitter") {
+            None => 0.0,
+            Some(_) => self.number_at_least_zero(
+                obj,
+                "noise",
+                "jitter",
+                "e.g. 0.02 for 2% relative noise",
+            )?,
+        };
+        if jitter > 0.5 {
+            return Err(self.invalid(
+                "noise.jitter",
+                &format!("is {jitter}, above 0.5"),
+                "jitter is relative: 0.02 means 2%",
+            ));
+        }
+        let outlier_rate = match obj.get("outlier_rate") {
+            None => 0.0,
+            Some(_) => self.number_at_least_zero(obj, "noise", "outlier_rate", "e.g. 0.001")?,
+        };
+        if outlier_rate > 1.0 {
+            return Err(self.invalid(
+                "noise.outlier_rate",
+                &format!("is {outlier_rate}, above 1"),
+                "it is a probability, e.g. 0.001",
+            ));
+        }
+        let seed = match obj.get("seed") {
+            None => 0,
+            Some(v) => v.as_u64().ok_or_else(|| {
+                self.invalid(
+                    "noise.seed",
+                    "must be a non-negative integer",
+                    "e.g. \"seed\": 7",
+                )
+            })?,
+        };
+        Ok(NoiseConfig {
+            jitter,
+            outlier_rate,
+            seed,
+        })
+    }
+
+    fn required<'v>(
+        &self,
+        obj: &'v Map<String, Value>,
+        path: &str,
+        key: &str,
+    ) -> Result<&'v Value, SimConfigError> {
+        obj.get(key).ok_or_else(|| SimConfigError::Missing {
+            origin: self.origin.to_string(),
+            key: join(path, key),
+            fix: "add it (docs/simulator.md lists every key)".to_string(),
+        })
+    }
+
+    /// A whole number of at least 1.
+    fn positive_int(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        fix: &str,
+    ) -> Result<u64, SimConfigError> {
+        let value = self.required(obj, path, key)?;
+        let full = join(path, key);
+        match value {
+            Value::Number(n) => {
+                if let Some(v) = n.as_u64() {
+                    if v == 0 {
+                        Err(self.invalid(&full, "is 0, must be positive", fix))
+                    } else {
+                        Ok(v)
+                    }
+                } else if n.as_f64().is_some_and(|f| f <= 0.0) {
+                    Err(self.invalid(&full, &format!("is {n}, must be positive"), fix))
+                } else {
+                    Err(self.invalid(&full, &format!("is {n}, not a whole number"), fix))
+                }
+            }
+            other => Err(self.invalid(&full, &format!("is {other}, not a number"), fix)),
+        }
+    }
+
+    fn positive_number(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        fix: &str,
+    ) -> Result<f64, SimConfigError> {
+        let v = self.number(obj, path, key, fix)?;
+        if v <= 0.0 {
+            return Err(self.invalid(&join(path, key), &format!("is {v}, must be positive"), fix));
+        }
+        Ok(v)
+    }
+
+    fn number_at_least_zero(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        fix: &str,
+    ) -> Result<f64, SimConfigError> {
+        let v = self.number(obj, path, key, fix)?;
+        if v < 0.0 {
+            return Err(self.invalid(
+                &join(path, key),
+                &format!("is {v}, must not be negative"),
+                fix,
+            ));
+        }
+        Ok(v)
+    }
+
+    fn number(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        fix: &str,
+    ) -> Result<f64, SimConfigError> {
+        let value = self.required(obj, path, key)?;
+        value.as_f64().filter(|v| v.is_finite()).ok_or_else(|| {
+            self.invalid(&join(path, key), &format!("is {value}, not a number"), fix)
+        })
+    }
+
+    fn invalid(&self, key: &str, problem: &str, fix: &str) -> SimConfigError {
+        SimConfigError::Invalid {
+            origin: self.origin.to_string(),
+            key: key.to_string(),
+            problem: problem.to_string(),
+            fix: fix.to_string(),
+        }
+    }
+}
+
+/// Large enough for any real TLB; keeps the simulator's per-call work bounded.
+const MAX_ENTRIES: u64 = 1 << 24;
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_parse() {
+        for name in BUILTIN_NAMES {
+            let config = SimConfig::builtin(name).unwrap();
+            assert!(
+                config.memory_kinds.contains_key(&MemoryKind::Device),
+                "{name}"
+            );
+        }
+        let p100 = SimConfig::builtin("p100").unwrap();
+        let levels = &p100.memory_kinds[&MemoryKind::Device].tlb;
+        assert_eq!(levels[1].entries, 65);
+        assert_eq!(levels[1].ways, Some(8));
+        assert_eq!(levels[1].shared_by_sms, 10);
+        assert_eq!(p100.noise.seed, 7);
+    }
+
+    #[test]
+    fn error_names_key_path() {
+        let text = r#"{"schema":"memtune-sim/1","name":"x","sm_count":4,"clock_mhz":1000,"l2_hit_cycles":200,
+            "memory_kinds":{"device":{"size_bytes":1048576,"tlb":[{"entries":4,"page_bytes":4096,"miss_cycles":10,"ways":0}]}}}"#;
+        let err = SimConfig::from_json_str(text, "my.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("my.json") && err.contains("memory_kinds.device.tlb[0].ways"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! The simulated GPU: a [`MemorySystem`] answering from [`SimConfig`] through the cost models.
+
+use super::config::SimConfig;
+use super::model::KindModel;
+use super::noise::Noise;
+use crate::probe::{BackendError, MemorySystem, TIMED_LOADS_CAP};
+use memtune_core::profile::MemoryKind;
+use std::collections::BTreeMap;
+
+/// Reads each SM keeps in flight in the random-access model: enough warps to hide latency,
+/// so throughput is set by latency (`sm_count * READS_IN_FLIGHT_PER_SM / cycles` reads per
+/// cycle), as in seed 000 Figure 1.
+pub const READS_IN_FLIGHT_PER_SM: f64 = 64.0;
+
+/// What a simulated probe cost, in the units that matter on a real GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    pub chase_calls: u64,
+    pub pair_calls: u64,
+    pub random_access_calls: u64,
+    /// Loads a GPU would execute: each chain's warm-up walk plus its timed loads.
+    pub loads: u64,
+}
+
+/// A simulated GPU.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    config: SimConfig,
+    models: BTreeMap<MemoryKind, KindModel>,
+    noise: Noise,
+    stats: SimStats,
+}
+
+impl Simulator {
+    pub fn new(config: SimConfig) -> Simulator {
+        let models = config
+            .memory_kinds
+            .iter()
+            .map(|(&kind, k)| (kind, KindModel::new(config.l2_hit_cycles, k)))
+            .collect();
+        let noise = Noise::new(config.noise);
+        Simulator {
+            config,
+            models,
+            noise,
+            stats: SimStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.stats
+    }
+
+    fn model(&self, kind: MemoryKind) -> Result<&KindModel, BackendError> {
+        self.models
+            .get(&kind)
+            .ok_or_else(|| BackendError::UnsupportedKind {
+                kind,
+                message: format!(
+                    "the simulated GPU `{}` has no {kind} memory",
+                    self.config.name
+                ),
+            })
+    }
+
+    fn check_footprint(&self, kind: MemoryKind, bytes: u64) -> Result<(), BackendError> {
+        let size = self.max_footprint(kind);
+        if bytes > size {
+            return Err(BackendError::Allocation {
+                kind,
+                bytes,
+                message: format!(
+                    "the simulated GPU `{}` has {size} bytes of {kind} memory",
+                    self.config.name
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_sm(&self, sm: u32) -> Result<(), BackendError> {
+        if sm >= self.config.sm_count {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "SM {sm} does not exist: the simulated GPU has {} SMs",
+                    self.config.sm_count
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Cycles per load of one chase, before noise; also counts its cost.
+    fn chase_cycles(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        shared: Option<Vec<bool>>,
+    ) -> Result<f64, BackendError> {
+        if stride == 0 || footprint == 0 {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a chase needs a positive stride and footprint (got {stride} and {footprint})"
+                ),
+            });
+        }
+        let loads = (footprint / stride).max(1);
+        let cycles = self
+            .model(kind)?
+            .chase_cycles(stride, loads, shared.as_deref());
+        let chains = if shared.is_some() { 2 } else { 1 };
+        self.stats.loads += chains * (loads + loads.min(TIMED_LOADS_CAP));
+        Ok(cycles)
+    }
+}
+
+impl MemorySystem for Simulator {
+    fn name(&self) -> String {
+        format!("simulated {}", self.config.name)
+    }
+
+    fn clock_mhz(&self) -> f64 {
+        self.config.clock_mhz
+    }
+
+    fn sm_count(&self) -> u32 {
+        self.config.sm_count
+    }
+
+    fn kinds(&self) -> Vec<MemoryKind> {
+        self.models.keys().copied().collect()
+    }
+
+    fn max_footprint(&self, kind: MemoryKind) -> u64 {
+        self.config
+            .memory_kinds
+            .get(&kind)
+            .map_or(0, |k| k.size_bytes)
+    }
+
+    fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.model(kind)?;
+        self.check_sm(sm)?;
+        self.check_footprint(kind, footprint_bytes)?;
+        self.stats.chase_calls += 1;
+        let cycles = self.chase_cycles(kind, stride_bytes, footprint_bytes, None)?;
+        Ok(self.noise.apply(cycles))
+    }
+
+    fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+        other_sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.model(kind)?;
+        self.check_sm(sm)?;
+        self.check_sm(other_sm)?;
+        if sm == other_sm {
+            return Err(BackendError::Launch {
+                message: format!("a chase pair needs two different SMs (got {sm} twice)"),
+            });
+        }
+        self.check_footprint(kind, footprint_bytes.saturating_mul(2))?;
+        self.stats.pair_calls += 1;
+        // Consecutive SMs share a copy: SM i uses copy i / shared_by_sms.
+        let shared = self.config.memory_kinds[&kind]
+            .tlb
+            .iter()
+            .map(|l| {
+                let group = l.shared_by_sms.max(1);
+                sm / group == other_sm / group
+            })
+            .collect();
+        let cycles = self.chase_cycles(kind, stride_bytes, footprint_bytes, Some(shared))?;
+        Ok(self.noise.apply(cycles))
+    }
+
+    fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {
+        let cycles = self.model(kind)?.random_read_cycles(region_bytes);
+        self.check_footprint(kind, region_bytes)?;
+        self.stats.random_access_calls += 1;
+        let reads_per_cycle = f64::from(self.config.sm_count) * READS_IN_FLIGHT_PER_SM / cycles;
+        let reads_per_second = reads_per_cycle * self.config.clock_mhz * 1e6;
+        // Noise applies to the time measured, so a spike lowers the throughput.
+        let noisy_time = self.noise.apply(1.0);
+        Ok(reads_per_second / noisy_time)
+    }
+}
