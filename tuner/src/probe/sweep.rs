@@ -235,10 +235,13 @@ impl Sweeper<'_> {
         max_loads: u64,
     ) -> Result<(), BackendError> {
         // Short chains are cheap and carry the first levels' boundaries: a finer grid there.
-        let dense = (0..).map(|k| (MIN_LOADS as f64 * 2f64.powf(f64::from(k) / 2.0)).round() as u64);
+        let dense =
+            (0..).map(|k| (MIN_LOADS as f64 * 2f64.powf(f64::from(k) / 2.0)).round() as u64);
         let mut grid: Vec<u64> = dense
             .take_while(|&n| n < DENSE_UP_TO)
-            .chain(std::iter::successors(Some(DENSE_UP_TO), |n| n.checked_mul(2)))
+            .chain(std::iter::successors(Some(DENSE_UP_TO), |n| {
+                n.checked_mul(2)
+            }))
             .take_while(|&n| n <= max_loads)
             .collect();
         if grid.last() != Some(&max_loads) {
