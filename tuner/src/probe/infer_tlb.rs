@@ -1,6 +1,10 @@
 //! Inference of a TLB hierarchy from pointer-chase curves (pure).
 //!
-//! 1. Every curve (one stride) is cut into persistent steps (`steps.rs`).
+//! 1. Every curve (one stride) is cut into persistent steps (`steps.rs`), against a noise
+//!    model estimated from the curves themselves: the scatter of repeats, and a wiggle of
+//!    short chains that repeats do not average away (on real GPUs a chain of `n` loads is
+//!    off its level by about `wiggle / sqrt(n)`, its few lines sitting in near or far L2
+//!    partitions), measured between neighbouring points that no step separates.
 //! 2. Steps are chained across strides into levels. While the stride is at most a level's
 //!    page, its boundary stands still in bytes (every page is visited; set-associative
 //!    levels stand still a little longer); beyond, it grows with the stride and stays at a

@@ -9,9 +9,9 @@ pub struct ProbeOptions {
     pub kinds: Vec<MemoryKind>,
     /// Upper bound on any footprint, below the system's own bound.
     pub max_footprint_bytes: Option<u64>,
-    /// Coarser, cheaper sweeps: boundaries within about 8% instead of 4%, at most three
+    /// Coarser, cheaper sweeps: boundaries within about 8% instead of 4%, at most eight
     /// repeats, strides up to twice the largest page instead of four times; random access
-    /// at every fourth power of two, one sample each.
+    /// at every other power of two.
     pub quick: bool,
     /// The first stride. 4 KiB is the smallest page any GPU memory kind uses (host pages).
     pub min_stride_bytes: u64,

@@ -7,13 +7,15 @@ use memtune_core::profile::{MemoryKind, RandomAccessCurve, RandomAccessPoint};
 
 /// The smallest region sampled: below any TLB reach seen so far (16 host pages of 4 KiB).
 const MIN_REGION: u64 = 64 * 1024;
-const REPEATS: usize = 3;
 /// A fall between neighbouring regions must be at least this ratio to be a knee.
 const KNEE_RATIO: f64 = 1.1;
+/// Samples of a region that may mislead (see `sweep_random_access`).
+const RECHECK_REPEATS: usize = 3;
 
 /// Measures throughput over regions doubling from 64 KiB (quadrupling in quick mode) up to
-/// the footprint bound, three samples each (one in quick mode). `on_region(region, fraction)`
-/// follows each region.
+/// the footprint bound, one sample each (a run already spans many reads), then two more
+/// where one slow run could mislead the knee. `on_region(region, fraction)` follows each
+/// region.
 pub fn sweep_random_access(
     system: &mut dyn MemorySystem,
     kind: MemoryKind,
@@ -24,7 +26,7 @@ pub fn sweep_random_access(
         .max_footprint_bytes
         .unwrap_or(u64::MAX)
         .min(system.max_footprint(kind));
-    let (factor, repeats) = if options.quick { (4, 1) } else { (2, REPEATS) };
+    let factor = if options.quick { 4 } else { 2 };
     let mut regions: Vec<u64> = std::iter::successors(Some(MIN_REGION), |r| r.checked_mul(factor))
         .take_while(|&r| r <= bound)
         .collect();
@@ -33,28 +35,67 @@ pub fn sweep_random_access(
     }
     let mut points = Vec::new();
     let count = regions.len();
-    'regions: for (i, region) in regions.into_iter().enumerate() {
-        for _ in 0..repeats {
-            match system.random_access(kind, region) {
-                Ok(reads_per_second) => points.push(RandomAccessPoint {
-                    region_bytes: region,
-                    reads_per_second,
-                }),
-                // The largest regions may not be allocatable; the curve ends before them.
-                Err(BackendError::Allocation { .. }) if !points.is_empty() => break 'regions,
-                Err(e) => return Err(e),
-            }
+    for (i, &region) in regions.iter().enumerate() {
+        match system.random_access(kind, region) {
+            Ok(reads_per_second) => points.push(RandomAccessPoint {
+                region_bytes: region,
+                reads_per_second,
+            }),
+            // The largest regions may not be allocatable; the curve ends before them.
+            Err(BackendError::Allocation { .. }) if !points.is_empty() => break,
+            Err(e) => return Err(e),
         }
         on_region(region, (i + 1) as f64 / count as f64);
     }
+    // Regions that may mislead get more samples: one below both neighbours by a knee's
+    // ratio (a slow run?), and the two sides of the two largest falls (the knee is the
+    // largest; noise must not swap them).
+    let mut recheck: Vec<u64> = points
+        .windows(3)
+        .filter(|w| {
+            let dip = w[1].reads_per_second * KNEE_RATIO;
+            dip < w[0].reads_per_second && dip < w[2].reads_per_second
+        })
+        .map(|w| w[1].region_bytes)
+        .collect();
+    let mut candidates = falls(&points);
+    candidates.sort_by(|a, b| b.2.total_cmp(&a.2));
+    recheck.extend(
+        candidates
+            .iter()
+            .take(2)
+            .flat_map(|&(from, to, _)| [from, to]),
+    );
+    recheck.sort_unstable();
+    recheck.dedup();
+    for region in recheck {
+        for _ in 1..RECHECK_REPEATS {
+            let reads_per_second = system.random_access(kind, region)?;
+            points.push(RandomAccessPoint {
+                region_bytes: region,
+                reads_per_second,
+            });
+        }
+    }
+    points.sort_by_key(|p| p.region_bytes);
     let knee_bytes = random_access_knee(&points);
     Ok(RandomAccessCurve { points, knee_bytes })
 }
 
 /// The region after which throughput falls the most, if it falls by at least 10% between
 /// two neighbouring regions: the reach of the TLB level whose misses cost most (seed 000's
-/// "2 GB" cliff on both the K80 and the P100). Repeats are combined by their median.
+/// "2 GB" cliff on both the K80 and the P100). Repeats of a region count by their median.
 pub fn random_access_knee(points: &[RandomAccessPoint]) -> Option<u64> {
+    falls(points)
+        .into_iter()
+        .filter(|&(_, _, fall)| fall >= KNEE_RATIO)
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(region, _, _)| region)
+}
+
+/// Each region with the next, and how much throughput falls from one to the other, from
+/// the median of each region's samples.
+fn falls(points: &[RandomAccessPoint]) -> Vec<(u64, u64, f64)> {
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.region_bytes);
     let medians: Vec<(u64, f64)> = sorted
@@ -67,10 +108,8 @@ pub fn random_access_knee(points: &[RandomAccessPoint]) -> Option<u64> {
     medians
         .windows(2)
         .filter(|w| w[1].1 > 0.0)
-        .map(|w| (w[0].0, w[0].1 / w[1].1))
-        .filter(|&(_, fall)| fall >= KNEE_RATIO)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(region, _)| region)
+        .map(|w| (w[0].0, w[1].0, w[0].1 / w[1].1))
+        .collect()
 }
 
 #[cfg(test)]

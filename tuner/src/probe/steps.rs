@@ -19,6 +19,8 @@ const MIN_Z: f64 = 4.0;
 /// ...and at least this fraction of the latency below it (real GPUs drift by less than
 /// that as chains grow; TLB misses cost more).
 const MIN_RELATIVE_RISE: f64 = 0.01;
+/// The level above a step is measured over footprints up to this factor past it.
+const ABOVE_SPAN: u64 = 4;
 /// Later levels must keep this fraction of a rise for it to be a step.
 const KEPT: f64 = 0.35;
 /// Rises whose footprints lie within this ratio are one step: a set-associative level fills
@@ -224,10 +226,12 @@ fn persistent_steps(points: &[Point], weights: &[f64], segments: &[Segment]) -> 
     for (i, step) in settled.iter_mut().enumerate() {
         // The level above: measured clear of ramps, past this one and before the next,
         // where there are points there (a ramp left inside a segment pulls its level).
+        // (Not too far past it either: a step too faint to find may lie further on.)
         let from = (step.hi as f64 * RAMP_RATIO).ceil() as u64;
         let to = steps
             .get(i + 1)
-            .map_or(u64::MAX, |next| (next.lo as f64 / RAMP_RATIO) as u64);
+            .map_or(u64::MAX, |next| (next.lo as f64 / RAMP_RATIO) as u64)
+            .min(step.hi.saturating_mul(ABOVE_SPAN));
         let clear: Vec<usize> = (0..points.len())
             .filter(|&k| (from..=to).contains(&points[k].footprint))
             .collect();
