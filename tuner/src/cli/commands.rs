@@ -240,8 +240,10 @@ fn probe_to_file(
             let mut sim = Simulator::new(config);
             let identity = simulated_identity(&sim);
             let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
-            let mut profile =
-                Profile::identity_only(identity, provenance(args.record(), Some(spec.to_string())));
+            let mut profile = Profile::identity_only(
+                identity,
+                provenance(simulated_options(args, spec), Some(name.clone())),
+            );
             let failed = probe::apply(&mut profile, &result);
             profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
             (profile, failed)
@@ -275,6 +277,12 @@ fn probe_to_file(
         println!("  profile written to {}", output.display());
     }
     Ok(if failed { Exit::Partial } else { Exit::Ok })
+}
+
+fn simulated_options(args: &ProbeArgs, spec: &str) -> BTreeMap<String, serde_json::Value> {
+    let mut options = args.record();
+    options.insert("simulate".to_string(), json!(spec));
+    options
 }
 
 /// A simulated GPU's identity: its name, SM count and clock from the configuration, and a
