@@ -6,6 +6,9 @@
 //! launches.
 
 pub mod device;
+pub mod launch;
+
+pub use launch::{LaunchError, Runtime};
 
 pub use memtune_core as core;
 pub use memtune_core::{

@@ -1,0 +1,433 @@
+//! Tuned launches of the reference kernels (`memtune_kernels::{sampling, grouping,
+//! stencil}`) from the planners' plans.
+//!
+//! A [`Runtime`] holds one GPU's context and stream and the modules it compiled (NVRTC,
+//! cached per source and defines). Every method first checks its arguments without any
+//! CUDA call ([`shape`]), then checks device memory (`cuMemGetInfo`) before allocating,
+//! launches, checks each launch, synchronises, and only then reads results back. Managed
+//! memory is never allocated.
+
+mod buffer;
+pub mod shape;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig,
+    PushKernelArg,
+};
+use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
+use memtune_core::{DeviceIdentity, MemoryKind};
+use memtune_kernels::params::{
+    GroupingBucket, GroupingCounters, GroupingParams, ParamsError, SamplingParams,
+};
+use memtune_kernels::reference::grouping::{GroupingError, Table};
+use memtune_kernels::{compile_ptx, grouping, sampling, stencil, CompileError, KernelSource};
+
+use crate::device::{self, DeviceError};
+use buffer::Buffer;
+pub use shape::{
+    grouping_capacity, grouping_scopes, sampling_grid, sampling_scopes, sampling_threads,
+    stencil_launch, StencilLaunch, GROUPING_BLOCK, SAMPLING_BLOCK, SAMPLING_BLOCKS_PER_SM,
+    STREAMING_PLANES,
+};
+
+/// Why a launch did not run or gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("{what} is empty")]
+    Empty { what: &'static str },
+    #[error("bad size: {0}")]
+    BadSize(String),
+    #[error("the plan does not fit the input: {0}")]
+    BadPlan(String),
+    #[error("block {block:?} cannot be launched: {why}")]
+    BadBlock { block: [u32; 3], why: String },
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    #[error("{kind} memory is not supported by the runtime's launches (device or pinned only)")]
+    UnsupportedMemory { kind: MemoryKind },
+    #[error("{needed} bytes of device memory are needed, only {free} are free")]
+    OutOfMemory { needed: u64, free: u64 },
+    #[error("CUDA call {call} failed: {source:?}")]
+    Cuda {
+        call: &'static str,
+        #[source]
+        source: DriverError,
+    },
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("the grouping table read back is not a valid result: {0}")]
+    Grouping(#[from] GroupingError),
+}
+
+pub(crate) fn cuda(call: &'static str) -> impl Fn(DriverError) -> LaunchError {
+    move |source| LaunchError::Cuda { call, source }
+}
+
+/// The element types of the stencil (`MEMTUNE_STENCIL_T`).
+trait StencilElement: DeviceRepr + Copy + Default {
+    const NAME: &'static str;
+}
+impl StencilElement for f32 {
+    const NAME: &'static str = "float";
+}
+impl StencilElement for f64 {
+    const NAME: &'static str = "double";
+}
+
+type ModuleKey = (&'static str, Vec<(String, String)>);
+
+/// One GPU, ready for tuned launches.
+pub struct Runtime {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    identity: DeviceIdentity,
+    arch: String,
+    modules: HashMap<ModuleKey, Arc<CudaModule>>,
+}
+
+impl Runtime {
+    /// Opens GPU `ordinal`: its identity (which checks the driver first, so a machine
+    /// without one gets an error, not a panic), a context and its default stream.
+    pub fn open(ordinal: usize) -> Result<Runtime, LaunchError> {
+        let identity = device::identity(ordinal)?;
+        let ctx = CudaContext::new(ordinal).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
+        let stream = ctx.default_stream();
+        let cc = identity.compute_capability;
+        Ok(Runtime {
+            ctx,
+            stream,
+            arch: format!("sm_{}{}", cc.major, cc.minor),
+            identity,
+            modules: HashMap::new(),
+        })
+    }
+
+    pub fn identity(&self) -> &DeviceIdentity {
+        &self.identity
+    }
+
+    /// The architecture kernels are compiled for, e.g. `sm_90`.
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Threads of every sampling launch on this GPU: [`sampling_threads`] of its SM count,
+    /// what a CPU reference of [`Runtime::sampling`] must model.
+    pub fn sampling_threads(&self) -> u64 {
+        sampling_threads(self.identity.sm_count)
+    }
+
+    /// Sums `reads_per_thread` random words of `data` per thread ([`sampling_grid`]) in
+    /// `plan.passes` passes, with `data` copied to `memory` (device, or pinned host memory
+    /// mapped into the GPU). The result equals
+    /// `reference::sampling::pass_sum(&SamplingParams::new(len, reads, seed)?, self.sampling_threads(), ..)`.
+    pub fn sampling(
+        &mut self,
+        data: &[u32],
+        reads_per_thread: u32,
+        seed: u64,
+        plan: &SamplingPlan,
+        memory: MemoryKind,
+    ) -> Result<u64, LaunchError> {
+        let n_words = data.len() as u64;
+        let passes = sampling_scopes(n_words, plan)?;
+        let params = SamplingParams::new(n_words, reads_per_thread, seed)?;
+        let passes = passes
+            .into_iter()
+            .map(|scope| params.with_scope(scope))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_kind(memory)?;
+
+        self.bind()?;
+        let device_bytes = 8 + if memory == MemoryKind::Device {
+            byte_len(data)
+        } else {
+            0
+        };
+        self.check_free(device_bytes)?;
+        let function = self.function(&sampling::SOURCE, &[], sampling::SAMPLE)?;
+        let region = Buffer::upload(memory, data)?;
+        let sum = Buffer::upload(MemoryKind::Device, &[0u64])?;
+        let (blocks, block) = sampling_grid(self.identity.sm_count);
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        for pass in &passes {
+            let mut launch = self.stream.launch_builder(&function);
+            launch.arg(&region.dptr).arg(&sum.dptr).arg(pass);
+            // SAFETY: the kernel reads words below n_words = data.len() of `region` and
+            // adds to the one u64 of `sum`; both outlive the synchronisation below.
+            unsafe { launch.launch(config) }.map_err(cuda("cuLaunchKernel(memtune_sampling)"))?;
+        }
+        self.sync()?;
+        let mut out = [0u64];
+        sum.read(&mut out)?;
+        Ok(out[0])
+    }
+
+    /// `SELECT key, count(*) GROUP BY key` over `keys`, sorted by key; the key 0xFFFFFFFF
+    /// included when it occurs. The table has [`grouping_capacity`]`(keys.len(),
+    /// distinct)` buckets in `table_memory`; the keys are copied to `input_memory`;
+    /// the copy approach's spill buffer is device memory. Fails when keys were dropped
+    /// (`distinct` too small) or the table read back is inconsistent.
+    pub fn grouping(
+        &mut self,
+        keys: &[u32],
+        distinct: Option<u64>,
+        plan: &GroupingPlan,
+        table_memory: MemoryKind,
+        input_memory: MemoryKind,
+    ) -> Result<Vec<(u32, u64)>, LaunchError> {
+        if keys.is_empty() {
+            return Err(LaunchError::Empty {
+                what: "grouping input",
+            });
+        }
+        let n_keys = keys.len() as u64;
+        let capacity = grouping_capacity(n_keys, distinct)?;
+        let scopes = grouping_scopes(capacity, plan)?;
+        let params = GroupingParams {
+            n_keys,
+            capacity,
+            scope_begin: 0,
+            scope_end: capacity,
+        };
+        let passes = scopes
+            .into_iter()
+            .map(|scope| params.with_scope(scope))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_kind(table_memory)?;
+        check_kind(input_memory)?;
+        let table_len = usize::try_from(capacity).map_err(|_| {
+            LaunchError::BadSize(format!(
+                "a table of {capacity} buckets does not fit this host"
+            ))
+        })?;
+        let copy = plan.approach == Approach::Copy && passes.len() > 1;
+
+        self.bind()?;
+        let table_bytes = table_len as u64 * std::mem::size_of::<GroupingBucket>() as u64;
+        let device_bytes = std::mem::size_of::<GroupingCounters>() as u64
+            + if table_memory == MemoryKind::Device {
+                table_bytes
+            } else {
+                0
+            }
+            + if input_memory == MemoryKind::Device {
+                byte_len(keys)
+            } else {
+                0
+            }
+            + if copy { byte_len(keys) } else { 0 };
+        self.check_free(device_bytes)?;
+        let init = self.function(&grouping::SOURCE, &[], grouping::INIT)?;
+        let insert = self.function(&grouping::SOURCE, &[], grouping::INSERT)?;
+        let insert_spill = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILL)?;
+        let insert_spilled = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILLED)?;
+
+        let input = Buffer::upload(input_memory, keys)?;
+        let table = Buffer::allocate(table_memory, table_bytes as usize)?;
+        let counters =
+            Buffer::allocate(MemoryKind::Device, std::mem::size_of::<GroupingCounters>())?;
+        let spill = if copy {
+            Some(Buffer::allocate(
+                MemoryKind::Device,
+                byte_len(keys) as usize,
+            )?)
+        } else {
+            None
+        };
+        let sm = self.identity.sm_count;
+        let config = |n: u64| LaunchConfig {
+            grid_dim: (shape::grouping_blocks(n, sm), 1, 1),
+            block_dim: (GROUPING_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+
+        let mut launch = self.stream.launch_builder(&init);
+        launch.arg(&table.dptr).arg(&counters.dptr).arg(&params);
+        // SAFETY: writes `capacity` buckets of `table` and the counters.
+        unsafe { launch.launch(config(capacity)) }
+            .map_err(cuda("cuLaunchKernel(memtune_grouping_init)"))?;
+        for (i, pass) in passes.iter().enumerate() {
+            let mut launch;
+            match (&spill, i) {
+                (Some(spill), 0) => {
+                    launch = self.stream.launch_builder(&insert_spill);
+                    launch
+                        .arg(&input.dptr)
+                        .arg(&table.dptr)
+                        .arg(&counters.dptr)
+                        .arg(&spill.dptr)
+                        .arg(pass);
+                }
+                (Some(spill), _) => {
+                    launch = self.stream.launch_builder(&insert_spilled);
+                    launch
+                        .arg(&spill.dptr)
+                        .arg(&table.dptr)
+                        .arg(&counters.dptr)
+                        .arg(pass);
+                }
+                (None, _) => {
+                    launch = self.stream.launch_builder(&insert);
+                    launch
+                        .arg(&input.dptr)
+                        .arg(&table.dptr)
+                        .arg(&counters.dptr)
+                        .arg(pass);
+                }
+            }
+            // SAFETY: reads n_keys keys of `input` (or the spilled ones, at most n_keys, of
+            // `spill`, which has room for n_keys), probes within `capacity` buckets of
+            // `table`; every buffer outlives the synchronisation below.
+            unsafe { launch.launch(config(n_keys)) }
+                .map_err(cuda("cuLaunchKernel(memtune_grouping_insert*)"))?;
+        }
+        self.sync()?;
+        let mut read = Table {
+            buckets: vec![GroupingBucket::default(); table_len],
+            counters: GroupingCounters::default(),
+        };
+        table.read(&mut read.buckets)?;
+        let mut c = [GroupingCounters::default()];
+        counters.read(&mut c)?;
+        read.counters = c[0];
+        Ok(read.groups()?.into_iter().collect())
+    }
+
+    /// One sweep of the 6-neighbour stencil over `input` (`dims` = x, y, z cells, x
+    /// fastest), each interior cell summing its neighbours `repeats` times; the plan's
+    /// variant and block (see [`stencil_launch`] for the grid).
+    pub fn stencil_f32(
+        &mut self,
+        input: &[f32],
+        dims: [u32; 3],
+        repeats: u32,
+        plan: &StencilPlan,
+    ) -> Result<Vec<f32>, LaunchError> {
+        self.stencil(input, dims, repeats, plan)
+    }
+
+    /// As [`Runtime::stencil_f32`], in double precision.
+    pub fn stencil_f64(
+        &mut self,
+        input: &[f64],
+        dims: [u32; 3],
+        repeats: u32,
+        plan: &StencilPlan,
+    ) -> Result<Vec<f64>, LaunchError> {
+        self.stencil(input, dims, repeats, plan)
+    }
+
+    fn stencil<T: StencilElement + cudarc::driver::ValidAsZeroBits>(
+        &mut self,
+        input: &[T],
+        dims: [u32; 3],
+        repeats: u32,
+        plan: &StencilPlan,
+    ) -> Result<Vec<T>, LaunchError> {
+        let elem = std::mem::size_of::<T>() as u64;
+        let shape = stencil_launch(dims, input.len(), repeats, plan, elem)?;
+
+        self.bind()?;
+        self.check_free(2 * byte_len(input))?;
+        let [bx, by, bz] = shape.block_defines.map(|b| b.to_string());
+        let defines = [
+            (stencil::ELEMENT_DEFINE, T::NAME),
+            ("MEMTUNE_BX", bx.as_str()),
+            ("MEMTUNE_BY", by.as_str()),
+            ("MEMTUNE_BZ", bz.as_str()),
+        ];
+        let function = self.function(&stencil::SOURCE, &defines, shape.entry)?;
+        let src = Buffer::upload(MemoryKind::Device, input)?;
+        let dst = Buffer::allocate(MemoryKind::Device, byte_len(input) as usize)?;
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&src.dptr).arg(&dst.dptr).arg(&shape.params);
+        // SAFETY: reads and writes the nx*ny*nz = input.len() cells of `src` and `dst`
+        // (checked by stencil_launch), which do not overlap and outlive the sync below.
+        unsafe {
+            launch.launch(LaunchConfig {
+                grid_dim: shape.grid,
+                block_dim: shape.block,
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(cuda("cuLaunchKernel(memtune_stencil)"))?;
+        self.sync()?;
+        let mut out = vec![T::default(); input.len()];
+        dst.read(&mut out)?;
+        Ok(out)
+    }
+
+    /// Makes the context current on this thread (the buffers use the driver directly).
+    fn bind(&self) -> Result<(), LaunchError> {
+        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))
+    }
+
+    fn sync(&self) -> Result<(), LaunchError> {
+        self.stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// Refuses to allocate `needed` bytes of device memory when fewer are free.
+    fn check_free(&self, needed: u64) -> Result<(), LaunchError> {
+        let (free, _total) = self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
+        let free = free as u64;
+        if needed > free {
+            return Err(LaunchError::OutOfMemory { needed, free });
+        }
+        Ok(())
+    }
+
+    /// Kernel `entry` of `source` compiled with `defines`, compiling and loading the
+    /// module on first use.
+    fn function(
+        &mut self,
+        source: &KernelSource,
+        defines: &[(&str, &str)],
+        entry: &str,
+    ) -> Result<CudaFunction, LaunchError> {
+        let key: ModuleKey = (
+            source.name,
+            defines
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        );
+        let module = match self.modules.get(&key) {
+            Some(m) => m.clone(),
+            None => {
+                let ptx = compile_ptx(source, &self.arch, defines)?;
+                let m = self
+                    .ctx
+                    .load_module(ptx.to_cudarc())
+                    .map_err(cuda("cuModuleLoadData"))?;
+                self.modules.insert(key, m.clone());
+                m
+            }
+        };
+        module
+            .load_function(entry)
+            .map_err(cuda("cuModuleGetFunction"))
+    }
+}
+
+fn check_kind(kind: MemoryKind) -> Result<(), LaunchError> {
+    match kind {
+        MemoryKind::Device | MemoryKind::Pinned => Ok(()),
+        MemoryKind::Managed => Err(LaunchError::UnsupportedMemory { kind }),
+    }
+}
+
+fn byte_len<T>(data: &[T]) -> u64 {
+    std::mem::size_of_val(data) as u64
+}
