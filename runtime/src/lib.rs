@@ -7,8 +7,10 @@
 
 pub mod device;
 pub mod launch;
+pub mod tuned;
 
 pub use launch::{LaunchError, Runtime};
+pub use tuned::{Tuned, TunedError};
 
 pub use memtune_core as core;
 pub use memtune_core::{
