@@ -55,6 +55,9 @@ pub struct TlbLevelConfig {
     pub ways: Option<u64>,
     /// Consecutive SMs sharing one copy of the level (1: private).
     pub shared_by_sms: u32,
+    /// Misses of this level the whole GPU can have outstanding at once (each held for
+    /// `miss_cycles`): a throughput limit of random access, not of a chase. `None`: unlimited.
+    pub walks_in_flight: Option<f64>,
 }
 
 /// Measurement noise of the simulated GPU.
@@ -381,12 +384,22 @@ impl Parser<'_> {
                 n as u32
             }
         };
+        let walks_in_flight = match obj.get("walks_in_flight") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(self.positive_number(
+                obj,
+                path,
+                "walks_in_flight",
+                "give how many misses of this level the whole GPU serves at once, e.g. 273, or leave it out for no limit",
+            )?),
+        };
         Ok(TlbLevelConfig {
             entries,
             page_bytes,
             miss_cycles,
             ways,
             shared_by_sms,
+            walks_in_flight,
         })
     }
 

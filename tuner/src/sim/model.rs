@@ -27,6 +27,7 @@ pub(crate) struct Level {
     extra_ways: u64,
     miss_cycles: f64,
     reach_bytes: f64,
+    walks_in_flight: Option<f64>,
 }
 
 impl Level {
@@ -46,6 +47,7 @@ impl Level {
             extra_ways: entries % sets,
             miss_cycles: config.miss_cycles,
             reach_bytes: entries as f64 * config.page_bytes as f64,
+            walks_in_flight: config.walks_in_flight,
         }
     }
 
@@ -113,6 +115,29 @@ impl KindModel {
             cycles += level.miss_cycles * (1.0 - held);
         }
         cycles
+    }
+
+    /// The most random reads per cycle, GPU-wide, that the levels' miss handling lets
+    /// through over `region_bytes`; `None` when no level limits it. A level with
+    /// `walks_in_flight = W` serves at most `W` misses at once, each for its `miss_cycles`,
+    /// so at most `W / miss_cycles` misses per cycle; with a share `m` of reads missing it
+    /// (the same nested-reach share as [`Self::random_read_cycles`]), reads are limited to
+    /// `W / (miss_cycles * m)` per cycle. The tightest level sets the limit.
+    pub(crate) fn random_read_walk_limit(&self, region_bytes: u64) -> Option<f64> {
+        let region = region_bytes.max(1) as f64;
+        let mut held = 0.0_f64;
+        let mut limit: Option<f64> = None;
+        for level in &self.levels {
+            held = held.max((level.reach_bytes / region).min(1.0));
+            let missed = 1.0 - held;
+            if let Some(walks) = level.walks_in_flight {
+                if missed > 0.0 {
+                    let reads = walks / (level.miss_cycles * missed);
+                    limit = Some(limit.map_or(reads, |l| l.min(reads)));
+                }
+            }
+        }
+        limit
     }
 }
 
@@ -207,6 +232,7 @@ mod tests {
             miss_cycles,
             ways,
             shared_by_sms: 1,
+            walks_in_flight: None,
         }
     }
 
@@ -288,6 +314,23 @@ mod tests {
         ]);
         assert_eq!(m.random_read_cycles(32 * MIB), 100.0);
         assert!((m.random_read_cycles(64 * MIB) - 105.0).abs() < 1e-9);
+        assert!(
+            (m.random_read_cycles(256 * MIB) - (100.0 + 10.0 * 0.875 + 100.0 * 0.5)).abs() < 1e-9
+        );
+        assert_eq!(m.random_read_walk_limit(256 * MIB), None);
+    }
+
+    #[test]
+    fn walks_in_flight_limit_reads_by_the_share_that_misses() {
+        let mut l2 = level(64, 2 * MIB, 100.0, None);
+        l2.walks_in_flight = Some(50.0);
+        let m = model(vec![level(16, 2 * MIB, 10.0, None), l2]);
+        // Within L2's reach nothing reaches the walkers.
+        assert_eq!(m.random_read_walk_limit(128 * MIB), None);
+        // At 256 MiB half the reads miss L2: 50 walks / (100 cycles * 0.5) = 1 read a cycle.
+        let limit = m.random_read_walk_limit(256 * MIB).unwrap();
+        assert!((limit - 1.0).abs() < 1e-12, "{limit}");
+        // The latency is unchanged by the limit.
         assert!(
             (m.random_read_cycles(256 * MIB) - (100.0 + 10.0 * 0.875 + 100.0 * 0.5)).abs() < 1e-9
         );

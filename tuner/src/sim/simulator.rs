@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 /// Reads each SM keeps in flight in the random-access model: enough warps to hide latency,
 /// so throughput is set by latency (`sm_count * READS_IN_FLIGHT_PER_SM / cycles` reads per
-/// cycle), as in seed 000 Figure 1.
+/// cycle), as in seed 000 Figure 1, unless a level's `walks_in_flight` also limits it
+/// (docs/simulator.md, "Random access").
 pub const READS_IN_FLIGHT_PER_SM: f64 = 64.0;
 
 /// What a simulated probe cost, in the units that matter on a real GPU.
@@ -190,10 +191,16 @@ impl MemorySystem for Simulator {
     }
 
     fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {
-        let cycles = self.model(kind)?.random_read_cycles(region_bytes);
+        let model = self.model(kind)?;
+        let cycles = model.random_read_cycles(region_bytes);
+        let walk_limit = model.random_read_walk_limit(region_bytes);
         self.check_footprint(kind, region_bytes)?;
         self.stats.random_access_calls += 1;
-        let reads_per_cycle = f64::from(self.config.sm_count) * READS_IN_FLIGHT_PER_SM / cycles;
+        // Latency-bound (every SM keeps its reads in flight); where the levels' miss
+        // handling (`walks_in_flight`) limits reads too, the two times per read add up.
+        let latency_bound = f64::from(self.config.sm_count) * READS_IN_FLIGHT_PER_SM / cycles;
+        let reads_per_cycle =
+            walk_limit.map_or(latency_bound, |w| 1.0 / (1.0 / latency_bound + 1.0 / w));
         let reads_per_second = reads_per_cycle * self.config.clock_mhz * 1e6;
         // Noise applies to the time measured, so a spike lowers the throughput.
         let noisy_time = self.noise.apply(1.0);
