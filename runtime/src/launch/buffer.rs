@@ -86,6 +86,38 @@ impl Buffer {
         }
     }
 
+    /// Copies `bytes` bytes at offset `from` to offset `to` within the buffer; the ranges
+    /// must not overlap (synchronous).
+    pub(crate) fn copy_within(
+        &self,
+        from: usize,
+        to: usize,
+        bytes: usize,
+    ) -> Result<(), LaunchError> {
+        assert!(
+            from.max(to) + bytes <= self.bytes && from.abs_diff(to) >= bytes,
+            "overlapping or out-of-bounds copy within a launch buffer"
+        );
+        match self.kind {
+            // SAFETY: both ranges lie in the allocation and do not overlap (checked above).
+            MemoryKind::Device => unsafe {
+                result::memcpy_dtod_sync(self.dptr + to as u64, self.dptr + from as u64, bytes)
+            }
+            .map_err(super::cuda("cuMemcpyDtoD")),
+            _ => {
+                // SAFETY: as above, in host memory no kernel is using now.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        self.host.cast::<u8>().add(from),
+                        self.host.cast::<u8>().add(to),
+                        bytes,
+                    )
+                };
+                Ok(())
+            }
+        }
+    }
+
     /// Copies the start of the buffer into `out` (synchronous; the caller has synchronised
     /// the stream that wrote it).
     pub(crate) fn read<T: DeviceRepr + ValidAsZeroBits>(

@@ -9,6 +9,7 @@
 
 mod buffer;
 pub mod shape;
+mod timing;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use shape::{
     stencil_launch, StencilLaunch, GROUPING_BLOCK, SAMPLING_BLOCK, SAMPLING_BLOCKS_PER_SM,
     STREAMING_PLANES,
 };
+pub use timing::{bits_digest, grouping_digest, GroupingDigest, Resident, Timing};
 
 /// Why a launch did not run or gave no result.
 #[derive(Debug, thiserror::Error)]

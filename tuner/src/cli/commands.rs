@@ -90,6 +90,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Plan(command)) => super::plan::run(&command, ctx.json, ctx.quiet),
         Some(Command::Chase(args)) => super::raw::chase(ctx.json, &args),
         Some(Command::Sample(args)) => super::raw::sample(ctx.json, &args),
+        Some(Command::Bench(args)) => crate::bench::run(&args, ctx.json, ctx.quiet),
     }
 }
 

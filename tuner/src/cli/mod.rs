@@ -112,6 +112,8 @@ pub enum Command {
     Chase(RawArgs),
     /// Raw random-sampling throughput on the GPU (reads/s) over growing regions.
     Sample(RawArgs),
+    /// Time untuned, tuned and exhaustive-best kernels on the GPU, with their ratios.
+    Bench(crate::bench::BenchArgs),
 }
 
 /// A raw sweep over one memory kind, geometric footprints from `--from` to `--to`.

@@ -1,0 +1,562 @@
+//! Timed launches for benchmarks: inputs kept resident on the GPU ([`Resident`]), kernel
+//! work timed with CUDA events after one warm-up run, no host<->device copy inside a timing.
+//!
+//! Every `time_*` method runs the work `1 + runs` times (the first is the warm-up, not
+//! timed) and returns the result of the last run with the [`Timing`] of the others, so a
+//! caller can check that versions agree before trusting their times.
+
+use std::ops::Range;
+
+use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+use cudarc::driver::{result, LaunchConfig, PushKernelArg};
+use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
+use memtune_core::MemoryKind;
+use memtune_kernels::params::{GroupingBucket, GroupingCounters, GroupingParams, SamplingParams};
+use memtune_kernels::{grouping, sampling, stencil};
+
+use super::buffer::Buffer;
+use super::shape::{self, GROUPING_BLOCK};
+use super::{
+    check_kind, cuda, grouping_scopes, sampling_grid, sampling_scopes, stencil_launch, LaunchError,
+    Runtime, StencilElement,
+};
+
+/// Milliseconds of each timed run, in run order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    pub runs_ms: Vec<f64>,
+}
+
+impl Timing {
+    /// The median run (the upper middle one for an even count); 0 without runs.
+    pub fn median_ms(&self) -> f64 {
+        let mut t = self.runs_ms.clone();
+        t.sort_by(f64::total_cmp);
+        t.get(t.len() / 2).copied().unwrap_or(0.0)
+    }
+
+    /// Slowest minus fastest run: the noise of this measurement.
+    pub fn spread_ms(&self) -> f64 {
+        let max = self.runs_ms.iter().copied().fold(f64::MIN, f64::max);
+        let min = self.runs_ms.iter().copied().fold(f64::MAX, f64::min);
+        if self.runs_ms.is_empty() {
+            0.0
+        } else {
+            max - min
+        }
+    }
+}
+
+/// An input kept on the GPU between timed launches: device memory, or pinned host memory
+/// mapped into the GPU. Holds `len` elements of 4 or 8 bytes (`elem_bytes`).
+pub struct Resident {
+    buffer: Buffer,
+    kind: MemoryKind,
+    len: u64,
+    elem_bytes: u64,
+}
+
+impl Resident {
+    pub fn kind(&self) -> MemoryKind {
+        self.kind
+    }
+
+    /// Elements held.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.len * self.elem_bytes
+    }
+}
+
+/// A checksum of a grouping table that does not depend on where the buckets landed:
+/// equal for every plan that found the same groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupingDigest {
+    /// Occupied buckets (distinct keys other than the sentinel).
+    pub groups: u64,
+    /// Keys counted, the sentinel key included: the input length when none was dropped.
+    pub keys: u64,
+    /// Sum over groups of a hash of the key times its count (wrapping).
+    pub hash: u64,
+}
+
+impl Runtime {
+    /// Free and total device memory in bytes (`cuMemGetInfo`).
+    pub fn memory_info(&self) -> Result<(u64, u64), LaunchError> {
+        let (free, total) = self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// `len` 4-byte words of `kind` memory filled by repeating `pattern` (uploaded once,
+    /// then doubled in place, so filling many GiB is fast). `pattern` must not be empty.
+    pub fn resident_words(
+        &mut self,
+        kind: MemoryKind,
+        len: u64,
+        pattern: &[u32],
+    ) -> Result<Resident, LaunchError> {
+        self.resident_repeating(kind, len, pattern)
+    }
+
+    /// `data` copied to device memory once, for [`Runtime::time_stencil_f32`].
+    pub fn resident_f32(&mut self, data: &[f32]) -> Result<Resident, LaunchError> {
+        self.resident_repeating(MemoryKind::Device, data.len() as u64, data)
+    }
+
+    /// `data` copied to device memory once, for [`Runtime::time_stencil_f64`].
+    pub fn resident_f64(&mut self, data: &[f64]) -> Result<Resident, LaunchError> {
+        self.resident_repeating(MemoryKind::Device, data.len() as u64, data)
+    }
+
+    fn resident_repeating<T: Copy>(
+        &mut self,
+        kind: MemoryKind,
+        len: u64,
+        pattern: &[T],
+    ) -> Result<Resident, LaunchError> {
+        if len == 0 || pattern.is_empty() {
+            return Err(LaunchError::Empty {
+                what: "resident input",
+            });
+        }
+        check_kind(kind)?;
+        let elem = std::mem::size_of::<T>() as u64;
+        let bytes = len
+            .checked_mul(elem)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| LaunchError::BadSize(format!("{len} elements do not fit this host")))?;
+        self.bind()?;
+        if kind == MemoryKind::Device {
+            self.check_free(bytes as u64)?;
+        }
+        let buffer = Buffer::allocate(kind, bytes)?;
+        let first = pattern.len().min(len as usize);
+        buffer.write(&pattern[..first])?;
+        let mut filled = first * elem as usize;
+        while filled < bytes {
+            let n = filled.min(bytes - filled);
+            buffer.copy_within(0, filled, n)?;
+            filled += n;
+        }
+        Ok(Resident {
+            buffer,
+            kind,
+            len,
+            elem_bytes: elem,
+        })
+    }
+
+    /// Median-ready timing of [`Runtime::sampling`]'s kernel work over the first `n_words`
+    /// words of `region` (all when `None`): the sum of the last run and the runs' times.
+    pub fn time_sampling(
+        &mut self,
+        region: &Resident,
+        n_words: Option<u64>,
+        reads_per_thread: u32,
+        seed: u64,
+        plan: &SamplingPlan,
+        runs: usize,
+    ) -> Result<(u64, Timing), LaunchError> {
+        check_words(region)?;
+        let n_words = n_words.unwrap_or(region.len);
+        if n_words > region.len {
+            return Err(LaunchError::BadSize(format!(
+                "{n_words} words asked of a region of {}",
+                region.len
+            )));
+        }
+        let params = SamplingParams::new(n_words, reads_per_thread, seed)?;
+        let passes = with_scopes(sampling_scopes(n_words, plan)?, |s| params.with_scope(s))?;
+        self.bind()?;
+        self.check_free(8)?;
+        let function = self.function(&sampling::SOURCE, &[], sampling::SAMPLE)?;
+        let sum = Buffer::allocate(MemoryKind::Device, 8)?;
+        let (blocks, block) = sampling_grid(self.identity.sm_count);
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let timing = self.time_runs(
+            runs,
+            |rt| rt.zero(&sum, 8),
+            |rt| {
+                for pass in &passes {
+                    let mut launch = rt.stream.launch_builder(&function);
+                    launch.arg(&region.buffer.dptr).arg(&sum.dptr).arg(pass);
+                    // SAFETY: reads words below n_words <= region.len of `region`, adds to
+                    // the one u64 of `sum`; both outlive the synchronisation in time_runs.
+                    unsafe { launch.launch(config) }
+                        .map_err(cuda("cuLaunchKernel(memtune_sampling)"))?;
+                }
+                Ok(())
+            },
+        )?;
+        let mut out = [0u64];
+        sum.read(&mut out)?;
+        Ok((out[0], timing))
+    }
+
+    /// Timing of [`Runtime::grouping`]'s insert passes over the resident `keys` into a
+    /// table of `capacity` buckets (a power of two, at least twice the distinct keys) in
+    /// `table_memory`. The table is initialised before each run, outside the timing. The
+    /// table of the last run is read back and summarised as a [`GroupingDigest`]; fails
+    /// when keys were dropped.
+    pub fn time_grouping(
+        &mut self,
+        keys: &Resident,
+        capacity: u64,
+        plan: &GroupingPlan,
+        table_memory: MemoryKind,
+        runs: usize,
+    ) -> Result<(GroupingDigest, Timing), LaunchError> {
+        check_words(keys)?;
+        check_kind(table_memory)?;
+        let n_keys = keys.len;
+        let params = GroupingParams {
+            n_keys,
+            capacity,
+            scope_begin: 0,
+            scope_end: capacity,
+        };
+        let passes = with_scopes(grouping_scopes(capacity, plan)?, |s| params.with_scope(s))?;
+        let copy = plan.approach == Approach::Copy && passes.len() > 1;
+        let table_bytes = usize::try_from(capacity * std::mem::size_of::<GroupingBucket>() as u64)
+            .map_err(|_| {
+                LaunchError::BadSize(format!("{capacity} buckets do not fit this host"))
+            })?;
+        self.bind()?;
+        let device_bytes = if table_memory == MemoryKind::Device {
+            table_bytes as u64
+        } else {
+            0
+        } + if copy { keys.bytes() } else { 0 }
+            + 64;
+        self.check_free(device_bytes)?;
+        let init = self.function(&grouping::SOURCE, &[], grouping::INIT)?;
+        let insert = self.function(&grouping::SOURCE, &[], grouping::INSERT)?;
+        let insert_spill = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILL)?;
+        let insert_spilled = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILLED)?;
+        let table = Buffer::allocate(table_memory, table_bytes)?;
+        let counters =
+            Buffer::allocate(MemoryKind::Device, std::mem::size_of::<GroupingCounters>())?;
+        let spill = if copy {
+            Some(Buffer::allocate(MemoryKind::Device, keys.bytes() as usize)?)
+        } else {
+            None
+        };
+        let sm = self.identity.sm_count;
+        let config = |n: u64| LaunchConfig {
+            grid_dim: (shape::grouping_blocks(n, sm), 1, 1),
+            block_dim: (GROUPING_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let timing = self.time_runs(
+            runs,
+            |rt| {
+                let mut launch = rt.stream.launch_builder(&init);
+                launch.arg(&table.dptr).arg(&counters.dptr).arg(&params);
+                // SAFETY: writes `capacity` buckets of `table` and the counters.
+                unsafe { launch.launch(config(capacity)) }
+                    .map_err(cuda("cuLaunchKernel(memtune_grouping_init)"))?;
+                Ok(())
+            },
+            |rt| {
+                for (i, pass) in passes.iter().enumerate() {
+                    let mut launch;
+                    match (&spill, i) {
+                        (Some(spill), 0) => {
+                            launch = rt.stream.launch_builder(&insert_spill);
+                            launch
+                                .arg(&keys.buffer.dptr)
+                                .arg(&table.dptr)
+                                .arg(&counters.dptr)
+                                .arg(&spill.dptr)
+                                .arg(pass);
+                        }
+                        (Some(spill), _) => {
+                            launch = rt.stream.launch_builder(&insert_spilled);
+                            launch
+                                .arg(&spill.dptr)
+                                .arg(&table.dptr)
+                                .arg(&counters.dptr)
+                                .arg(pass);
+                        }
+                        (None, _) => {
+                            launch = rt.stream.launch_builder(&insert);
+                            launch
+                                .arg(&keys.buffer.dptr)
+                                .arg(&table.dptr)
+                                .arg(&counters.dptr)
+                                .arg(pass);
+                        }
+                    }
+                    // SAFETY: as in Runtime::grouping: n_keys keys of `keys` (or at most
+                    // n_keys spilled ones), probes within `capacity` buckets of `table`;
+                    // every buffer outlives the synchronisation in time_runs.
+                    unsafe { launch.launch(config(n_keys)) }
+                        .map_err(cuda("cuLaunchKernel(memtune_grouping_insert*)"))?;
+                }
+                Ok(())
+            },
+        )?;
+        let mut c = [GroupingCounters::default()];
+        counters.read(&mut c)?;
+        if c[0].dropped != 0 {
+            return Err(LaunchError::BadSize(format!(
+                "{} keys were dropped: the table of {capacity} buckets is too small",
+                c[0].dropped
+            )));
+        }
+        let mut buckets = vec![GroupingBucket::default(); capacity as usize];
+        table.read(&mut buckets)?;
+        Ok((grouping_digest(&buckets, c[0].sentinel_count), timing))
+    }
+
+    /// Timing of one stencil sweep ([`Runtime::stencil_f32`]) over the resident `input`;
+    /// returns a digest of the output's bits ([`bits_digest`]) and the runs' times.
+    pub fn time_stencil_f32(
+        &mut self,
+        input: &Resident,
+        dims: [u32; 3],
+        repeats: u32,
+        plan: &StencilPlan,
+        runs: usize,
+    ) -> Result<(u64, Timing), LaunchError> {
+        self.time_stencil::<f32>(input, dims, repeats, plan, runs)
+    }
+
+    /// As [`Runtime::time_stencil_f32`], in double precision.
+    pub fn time_stencil_f64(
+        &mut self,
+        input: &Resident,
+        dims: [u32; 3],
+        repeats: u32,
+        plan: &StencilPlan,
+        runs: usize,
+    ) -> Result<(u64, Timing), LaunchError> {
+        self.time_stencil::<f64>(input, dims, repeats, plan, runs)
+    }
+
+    fn time_stencil<T: StencilElement>(
+        &mut self,
+        input: &Resident,
+        dims: [u32; 3],
+        repeats: u32,
+        plan: &StencilPlan,
+        runs: usize,
+    ) -> Result<(u64, Timing), LaunchError> {
+        let elem = std::mem::size_of::<T>() as u64;
+        if input.elem_bytes != elem || input.kind != MemoryKind::Device {
+            return Err(LaunchError::BadSize(format!(
+                "the stencil input must be device memory of {elem}-byte cells"
+            )));
+        }
+        let shape = stencil_launch(dims, input.len as usize, repeats, plan, elem)?;
+        self.bind()?;
+        self.check_free(input.bytes())?;
+        let [bx, by, bz] = shape.block_defines.map(|b| b.to_string());
+        let defines = [
+            (stencil::ELEMENT_DEFINE, T::NAME),
+            ("MEMTUNE_BX", bx.as_str()),
+            ("MEMTUNE_BY", by.as_str()),
+            ("MEMTUNE_BZ", bz.as_str()),
+        ];
+        let function = self.function(&stencil::SOURCE, &defines, shape.entry)?;
+        let dst = Buffer::allocate(MemoryKind::Device, input.bytes() as usize)?;
+        self.zero(&dst, input.bytes() as usize)?;
+        let config = LaunchConfig {
+            grid_dim: shape.grid,
+            block_dim: shape.block,
+            shared_mem_bytes: 0,
+        };
+        let timing = self.time_runs(
+            runs,
+            |_| Ok(()),
+            |rt| {
+                let mut launch = rt.stream.launch_builder(&function);
+                launch
+                    .arg(&input.buffer.dptr)
+                    .arg(&dst.dptr)
+                    .arg(&shape.params);
+                // SAFETY: reads and writes the input.len cells of `input` and `dst`
+                // (checked by stencil_launch), which do not overlap and outlive the sync.
+                unsafe { launch.launch(config) }
+                    .map_err(cuda("cuLaunchKernel(memtune_stencil)"))?;
+                Ok(())
+            },
+        )?;
+        let mut out = vec![0u8; input.bytes() as usize];
+        dst.read(&mut out)?;
+        Ok((bits_digest(&out), timing))
+    }
+
+    /// Device-to-device copy of `bytes` (`cuMemcpyDtoD`), timed like the kernels: the
+    /// device copy bandwidth is `2 * bytes / median` (each byte read and written).
+    pub fn time_device_copy(&mut self, bytes: u64, runs: usize) -> Result<Timing, LaunchError> {
+        let n = usize::try_from(bytes)
+            .map_err(|_| LaunchError::BadSize(format!("{bytes} bytes")))?
+            .max(1);
+        self.bind()?;
+        self.check_free(2 * n as u64)?;
+        let src = Buffer::allocate(MemoryKind::Device, n)?;
+        let dst = Buffer::allocate(MemoryKind::Device, n)?;
+        self.zero(&src, n)?;
+        let stream = self.stream.cu_stream();
+        self.time_runs(
+            runs,
+            |_| Ok(()),
+            |_| {
+                // SAFETY: both buffers hold n bytes and outlive the sync in time_runs.
+                unsafe { result::memcpy_dtod_async(dst.dptr, src.dptr, n, stream) }
+                    .map_err(cuda("cuMemcpyDtoDAsync"))
+            },
+        )
+    }
+
+    /// Runs `setup` then `work` `1 + runs` times, timing each `work` (not the first) with
+    /// events on the stream, synchronising after each.
+    fn time_runs(
+        &mut self,
+        runs: usize,
+        mut setup: impl FnMut(&Runtime) -> Result<(), LaunchError>,
+        mut work: impl FnMut(&Runtime) -> Result<(), LaunchError>,
+    ) -> Result<Timing, LaunchError> {
+        let mut runs_ms = Vec::with_capacity(runs);
+        for run in 0..=runs {
+            setup(self)?;
+            let start = self
+                .stream
+                .record_event(Some(CU_EVENT_DEFAULT))
+                .map_err(cuda("cuEventRecord"))?;
+            work(self)?;
+            let end = self
+                .stream
+                .record_event(Some(CU_EVENT_DEFAULT))
+                .map_err(cuda("cuEventRecord"))?;
+            end.synchronize().map_err(cuda("cuEventSynchronize"))?;
+            if run > 0 {
+                let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+                runs_ms.push(f64::from(ms));
+            }
+        }
+        Ok(Timing { runs_ms })
+    }
+
+    /// Zeroes the first `bytes` of `buffer` on the stream.
+    fn zero(&self, buffer: &Buffer, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: `bytes` fits the allocation (every caller passes at most its size).
+        unsafe { result::memset_d8_async(buffer.dptr, 0, bytes, self.stream.cu_stream()) }
+            .map_err(cuda("cuMemsetD8Async"))
+    }
+}
+
+fn check_words(r: &Resident) -> Result<(), LaunchError> {
+    if r.elem_bytes == 4 {
+        Ok(())
+    } else {
+        Err(LaunchError::BadSize(
+            "sampling and grouping read 4-byte words".into(),
+        ))
+    }
+}
+
+fn with_scopes<P, E>(
+    scopes: Vec<Range<u64>>,
+    f: impl Fn(Range<u64>) -> Result<P, E>,
+) -> Result<Vec<P>, LaunchError>
+where
+    LaunchError: From<E>,
+{
+    scopes
+        .into_iter()
+        .map(|s| f(s).map_err(LaunchError::from))
+        .collect()
+}
+
+/// [`GroupingDigest`] of a table's buckets and the sentinel key's count.
+pub fn grouping_digest(buckets: &[GroupingBucket], sentinel_count: u64) -> GroupingDigest {
+    let mut d = GroupingDigest {
+        groups: 0,
+        keys: sentinel_count,
+        hash: 0,
+    };
+    for b in buckets
+        .iter()
+        .filter(|b| b.key != memtune_kernels::params::EMPTY_KEY)
+    {
+        d.groups += 1;
+        d.keys += u64::from(b.count);
+        d.hash = d
+            .hash
+            .wrapping_add(mix64(u64::from(b.key)).wrapping_mul(u64::from(b.count)));
+    }
+    d
+}
+
+/// A digest of `bytes` (8 at a time, little-endian; the tail padded with zeros): equal
+/// digests mean bitwise-equal outputs but for a 2^-64 chance.
+pub fn bits_digest(bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = (h ^ w).wrapping_mul(0x100_0000_01b3).rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    mix64(h ^ u64::from_le_bytes(tail))
+}
+
+/// SplitMix64's finaliser.
+fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_median_and_spread() {
+        let t = Timing {
+            runs_ms: vec![3.0, 1.0, 2.0, 5.0, 4.0],
+        };
+        assert_eq!(t.median_ms(), 3.0);
+        assert_eq!(t.spread_ms(), 4.0);
+        assert_eq!(Timing { runs_ms: vec![] }.spread_ms(), 0.0);
+    }
+
+    #[test]
+    fn grouping_digest_ignores_bucket_order() {
+        let b = |key, count| GroupingBucket { key, count };
+        let empty = b(memtune_kernels::params::EMPTY_KEY, 0);
+        let one = grouping_digest(&[b(7, 2), empty, b(9, 1)], 3);
+        let two = grouping_digest(&[empty, b(9, 1), b(7, 2)], 3);
+        assert_eq!(one, two);
+        assert_eq!(one.groups, 2);
+        assert_eq!(one.keys, 6);
+        assert_ne!(one, grouping_digest(&[b(7, 1), b(9, 2)], 3));
+    }
+
+    #[test]
+    fn bits_digest_sees_every_bit() {
+        let a = vec![1u8; 20];
+        let mut b = a.clone();
+        assert_eq!(bits_digest(&a), bits_digest(&b));
+        b[19] ^= 1;
+        assert_ne!(bits_digest(&a), bits_digest(&b));
+        b[19] ^= 1;
+        b[3] ^= 0x80;
+        assert_ne!(bits_digest(&a), bits_digest(&b));
+    }
+}

@@ -1,0 +1,642 @@
+//! The pure parts of `cargo tune bench`: which sizes to run, which configurations the
+//! exhaustive sweep tries, and the checks against the targets. No CUDA here.
+
+use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan, Variant};
+use serde::Serialize;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// The smallest region, table or scope any sweep uses.
+pub const MIN_BYTES: u64 = 64 * MIB;
+/// Pass counts the exhaustive sweeps try (each capped so a scope stays >= [`MIN_BYTES`]).
+pub const PASSES: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// Block shapes the stencil sweep tries, per variant where allowed.
+pub const STENCIL_BLOCKS: [[u32; 3]; 7] = [
+    [32, 4, 2],
+    [32, 8, 1],
+    [64, 4, 1],
+    [32, 4, 4],
+    [16, 8, 4],
+    [32, 8, 2],
+    [128, 2, 1],
+];
+/// "Within 5% of the exhaustive best".
+pub const BEST_MARGIN: f64 = 1.05;
+/// "At least 80% of the device copy bandwidth".
+pub const BANDWIDTH_SHARE: f64 = 0.8;
+
+/// `from`, `2 from`, `4 from`, ... up to `to` (inclusive); empty when `to < from`.
+pub fn geometric(from: u64, to: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut s = from.max(1);
+    while s <= to {
+        out.push(s);
+        s = match s.checked_mul(2) {
+            Some(n) => n,
+            None => break,
+        };
+    }
+    out
+}
+
+/// The largest power of two not above `n` (0 for 0).
+pub fn floor_pow2(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        1 << (63 - n.leading_zeros())
+    }
+}
+
+/// Keeps the first, the last and about every `step`-th size between: what `--quick` runs.
+pub fn thin(sizes: &[u64], step: usize) -> Vec<u64> {
+    let last = sizes.len().saturating_sub(1);
+    sizes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || *i == last || i % step.max(1) == 0)
+        .map(|(_, &s)| s)
+        .collect()
+}
+
+/// Sampling regions in device memory: from 64 MiB up to the largest power of two within
+/// 80% of the free memory.
+pub fn sampling_device_sizes(free_bytes: u64, quick: bool) -> Vec<u64> {
+    let sizes = geometric(MIN_BYTES, floor_pow2(free_bytes / 10 * 8));
+    if quick {
+        thin(&sizes, 4)
+    } else {
+        sizes
+    }
+}
+
+/// Sampling regions in pinned host memory: from 64 MiB up to min(8 GiB, a quarter of the
+/// host's memory) (quick: up to 2 GiB).
+pub fn sampling_pinned_sizes(host_bytes: u64, quick: bool) -> Vec<u64> {
+    let cap = if quick { 2 * GIB } else { 8 * GIB };
+    let sizes = geometric(MIN_BYTES, floor_pow2((host_bytes / 4).min(cap)));
+    if quick {
+        thin(&sizes, 3)
+    } else {
+        sizes
+    }
+}
+
+/// Random reads per sampling thread: many for device memory, few for pinned memory, whose
+/// zero-copy random reads run at about 0.5 G/s (0.04 G/s beyond 1 GiB) so a pass stays
+/// tens of milliseconds.
+pub fn sampling_reads(pinned: bool) -> u32 {
+    if pinned {
+        16
+    } else {
+        1024
+    }
+}
+
+/// Grouping tables in device memory: 64 MiB to 4 GiB (quick: 64 MiB, 512 MiB, 2 GiB),
+/// those that fit 70% of the free memory.
+pub fn grouping_table_sizes(free_bytes: u64, quick: bool) -> Vec<u64> {
+    let top = floor_pow2(free_bytes / 10 * 7).min(4 * GIB);
+    let sizes = geometric(MIN_BYTES, top);
+    if quick {
+        thin(&sizes, 3)
+    } else {
+        sizes
+    }
+}
+
+/// Keys of the grouping input (in pinned memory), fixed so that the run stays short.
+pub fn grouping_keys(quick: bool) -> u64 {
+    if quick {
+        16 << 20
+    } else {
+        64 << 20
+    }
+}
+
+/// Stencil cases: (dims, repeats), each run in f32 and f64.
+pub fn stencil_cases(quick: bool) -> Vec<([u32; 3], u32)> {
+    let repeats: &[u32] = if quick { &[1] } else { &[1, 6] };
+    let mut out = Vec::new();
+    for &n in &[256u32, 512] {
+        for &r in repeats {
+            out.push(([n, n, n], r));
+        }
+    }
+    out
+}
+
+/// Pass counts of [`PASSES`] whose scopes of `total / passes` stay >= [`MIN_BYTES`]
+/// (always at least one pass).
+pub fn pass_counts(total: u64) -> Vec<u32> {
+    PASSES
+        .iter()
+        .copied()
+        .filter(|&p| p == 1 || total / u64::from(p) >= MIN_BYTES)
+        .collect()
+}
+
+/// Scope bytes for `passes` equal scopes of `total` bytes, rounded up to `unit`.
+fn scope_of(total: u64, passes: u32, unit: u64) -> u64 {
+    total.div_ceil(u64::from(passes)).div_ceil(unit) * unit
+}
+
+/// The untuned sampling plan: one pass.
+pub fn sampling_untuned(region: u64) -> SamplingPlan {
+    sampling_plan(region, 1)
+}
+
+fn sampling_plan(region: u64, passes: u32) -> SamplingPlan {
+    SamplingPlan {
+        scope_bytes: if passes == 1 {
+            region
+        } else {
+            scope_of(region, passes, 4)
+        },
+        passes,
+        predicted_speedup: 1.0,
+        reasons: vec!["benchmark sweep".into()],
+    }
+}
+
+/// The sampling sweep over `region` bytes.
+pub fn sampling_sweep(region: u64) -> Vec<SamplingPlan> {
+    pass_counts(region)
+        .into_iter()
+        .map(|p| sampling_plan(region, p))
+        .collect()
+}
+
+/// The untuned grouping plan: one pass, unscoped.
+pub fn grouping_untuned(table: u64) -> GroupingPlan {
+    grouping_plan(table, 1, Approach::Unscoped)
+}
+
+fn grouping_plan(table: u64, passes: u32, approach: Approach) -> GroupingPlan {
+    GroupingPlan {
+        scope_bytes: if passes == 1 {
+            table
+        } else {
+            scope_of(table, passes, 8)
+        },
+        passes,
+        approach,
+        reasons: vec!["benchmark sweep".into()],
+    }
+}
+
+/// The grouping sweep over a `table`-byte table: unscoped, then naive and copy at every
+/// pass count above 1.
+pub fn grouping_sweep(table: u64) -> Vec<GroupingPlan> {
+    let mut out = vec![grouping_untuned(table)];
+    for approach in [Approach::Naive, Approach::Copy] {
+        for p in pass_counts(table).into_iter().filter(|&p| p > 1) {
+            out.push(grouping_plan(table, p, approach));
+        }
+    }
+    out
+}
+
+/// The untuned stencil plan: plain with the planner's conservative default block.
+pub fn stencil_untuned() -> StencilPlan {
+    stencil_plan(Variant::Plain, memtune_core::plan::stencil::DEFAULT_BLOCK)
+}
+
+fn stencil_plan(variant: Variant, block: [u32; 3]) -> StencilPlan {
+    StencilPlan {
+        variant,
+        block,
+        staging: variant != Variant::Plain,
+        reasons: vec!["benchmark sweep".into()],
+    }
+}
+
+/// The stencil sweep: plain and staged with every block of [`STENCIL_BLOCKS`], streaming
+/// with the one-plane ones. Blocks the kernels cannot take are dropped by the caller
+/// (`memtune::launch::stencil_launch` says which).
+pub fn stencil_sweep() -> Vec<StencilPlan> {
+    let mut out = Vec::new();
+    for variant in [Variant::Plain, Variant::Staged, Variant::Streaming] {
+        for block in STENCIL_BLOCKS {
+            if variant == Variant::Streaming && block[2] != 1 {
+                continue;
+            }
+            out.push(stencil_plan(variant, block));
+        }
+    }
+    out
+}
+
+/// A short name of a configuration, as the tables and the JSON print it.
+pub fn sampling_label(p: &SamplingPlan) -> String {
+    if p.passes == 1 {
+        "1 pass".into()
+    } else {
+        format!("{} passes x {}", p.passes, bytes(p.scope_bytes))
+    }
+}
+
+pub fn grouping_label(p: &GroupingPlan) -> String {
+    if p.passes == 1 {
+        "1 pass".into()
+    } else {
+        format!(
+            "{} {} x {}",
+            p.approach.as_str(),
+            p.passes,
+            bytes(p.scope_bytes)
+        )
+    }
+}
+
+pub fn stencil_label(p: &StencilPlan) -> String {
+    let v = match p.variant {
+        Variant::Plain => "plain",
+        Variant::Staged => "staged",
+        Variant::Streaming => "streaming",
+    };
+    format!("{v} {}x{}x{}", p.block[0], p.block[1], p.block[2])
+}
+
+/// Bytes with a binary unit, exact where it divides (`64 MiB`, `1.50 GiB`).
+pub fn bytes(n: u64) -> String {
+    for (unit, name) in [(GIB, "GiB"), (MIB, "MiB"), (1 << 10, "KiB")] {
+        if n >= unit {
+            return if n % unit == 0 {
+                format!("{} {name}", n / unit)
+            } else {
+                format!("{:.2} {name}", n as f64 / unit as f64)
+            };
+        }
+    }
+    format!("{n} B")
+}
+
+/// One version's measurement: median and spread (slowest minus fastest) of the runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Measured {
+    pub config: String,
+    pub median_ms: f64,
+    pub spread_ms: f64,
+    pub runs_ms: Vec<f64>,
+    /// The result, printed (a sum, a grouping digest, an output digest): equal across
+    /// versions when they computed the same thing.
+    pub result: String,
+}
+
+/// One workload size: the three versions, the whole sweep, and their ratios.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    pub case: String,
+    /// Region, table or input bytes (the plot's x axis).
+    pub size_bytes: u64,
+    pub untuned: Measured,
+    pub tuned: Measured,
+    /// The fastest of the sweep, the untuned and the tuned version.
+    pub best: Measured,
+    pub sweep: Vec<Measured>,
+    /// Sweep configurations that could not run here (e.g. too little memory), and why.
+    pub skipped: Vec<String>,
+    /// Every version and sweep entry gave the same result.
+    pub results_match: bool,
+    pub tuned_over_best: f64,
+    pub untuned_over_tuned: f64,
+    /// Stencil only: effective bandwidth of the tuned version, cells read once and written
+    /// once, in GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuned_gb_per_s: Option<f64>,
+}
+
+impl Row {
+    /// Builds a row; `best` is the fastest of `sweep`, `untuned` and `tuned`.
+    pub fn new(
+        case: String,
+        size_bytes: u64,
+        untuned: Measured,
+        tuned: Measured,
+        sweep: Vec<Measured>,
+        skipped: Vec<String>,
+    ) -> Row {
+        let best = sweep
+            .iter()
+            .chain([&untuned, &tuned])
+            .min_by(|a, b| a.median_ms.total_cmp(&b.median_ms))
+            .cloned()
+            .expect("untuned and tuned are always there");
+        let results_match = sweep
+            .iter()
+            .chain([&tuned])
+            .all(|m| m.result == untuned.result);
+        Row {
+            case,
+            size_bytes,
+            tuned_over_best: ratio(tuned.median_ms, best.median_ms),
+            untuned_over_tuned: ratio(untuned.median_ms, tuned.median_ms),
+            untuned,
+            tuned,
+            best,
+            sweep,
+            skipped,
+            results_match,
+            tuned_gb_per_s: None,
+        }
+    }
+
+    /// The tuned version is slower than the untuned one by more than the noise: the larger
+    /// spread of the two measurements.
+    pub fn tuned_slower_than_untuned(&self) -> bool {
+        let noise = self.tuned.spread_ms.max(self.untuned.spread_ms);
+        self.tuned.median_ms > self.untuned.median_ms + noise
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// One of the targets: met or not, and the rows that miss it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Check {
+    pub target: String,
+    pub met: bool,
+    pub detail: String,
+    pub misses: Vec<String>,
+}
+
+/// "Tuned within 5% of the exhaustive best" over `rows`.
+pub fn check_within_best(rows: &[Row]) -> Check {
+    let misses: Vec<String> = rows
+        .iter()
+        .filter(|r| r.tuned_over_best.is_nan() || r.tuned_over_best > BEST_MARGIN)
+        .map(|r| {
+            format!(
+                "{}: tuned {} is {:.1}% slower than {}",
+                r.case,
+                r.tuned.config,
+                (r.tuned_over_best - 1.0) * 100.0,
+                r.best.config
+            )
+        })
+        .collect();
+    let worst = rows
+        .iter()
+        .map(|r| r.tuned_over_best)
+        .fold(f64::NAN, f64::max);
+    Check {
+        target: "tuned within 5% of the exhaustive best".into(),
+        met: misses.is_empty() && !rows.is_empty(),
+        detail: format!("worst tuned/best {worst:.3} over {} sizes", rows.len()),
+        misses,
+    }
+}
+
+/// "Tuned never slower than untuned beyond measured noise" over `rows`.
+pub fn check_not_slower(rows: &[Row]) -> Check {
+    let misses: Vec<String> = rows
+        .iter()
+        .filter(|r| r.tuned_slower_than_untuned())
+        .map(|r| {
+            format!(
+                "{}: tuned {:.3} ms, untuned {:.3} ms (noise {:.3} ms)",
+                r.case,
+                r.tuned.median_ms,
+                r.untuned.median_ms,
+                r.tuned.spread_ms.max(r.untuned.spread_ms)
+            )
+        })
+        .collect();
+    let worst = rows
+        .iter()
+        .map(|r| r.untuned_over_tuned)
+        .fold(f64::NAN, f64::min);
+    Check {
+        target: "tuned never slower than untuned beyond noise".into(),
+        met: misses.is_empty() && !rows.is_empty(),
+        detail: format!("lowest untuned/tuned {worst:.3}"),
+        misses,
+    }
+}
+
+/// "The stencil reaching at least 80% of the device copy bandwidth at 512^3 fp32": the
+/// row named `case`, against `copy_gb_per_s`.
+pub fn check_bandwidth(rows: &[Row], case: &str, copy_gb_per_s: f64) -> Check {
+    let target = format!("{case}: tuned stencil at least 80% of the device copy bandwidth");
+    let Some(got) = rows
+        .iter()
+        .find(|r| r.case == case)
+        .and_then(|r| r.tuned_gb_per_s)
+    else {
+        return Check {
+            target,
+            met: false,
+            detail: format!("no {case} row was measured"),
+            misses: vec![case.to_string()],
+        };
+    };
+    let share = got / copy_gb_per_s;
+    let met = share >= BANDWIDTH_SHARE;
+    Check {
+        target,
+        met,
+        detail: format!(
+            "{got:.0} GB/s of {copy_gb_per_s:.0} GB/s copy bandwidth: {:.1}%",
+            share * 100.0
+        ),
+        misses: if met {
+            vec![]
+        } else {
+            vec![format!(
+                "{case}: {:.1}% short of 80%",
+                (BANDWIDTH_SHARE - share) * 100.0
+            )]
+        },
+    }
+}
+
+/// The stencil case name used by the rows and the bandwidth check.
+pub fn stencil_case(dims: [u32; 3], dtype: &str, repeats: u32) -> String {
+    format!("{}x{}x{} {dtype} x{repeats}", dims[0], dims[1], dims[2])
+}
+
+/// Effective stencil bandwidth in GB/s: every cell read once and written once.
+pub fn stencil_gb_per_s(cells: u64, elem_bytes: u64, ms: f64) -> f64 {
+    2.0 * (cells * elem_bytes) as f64 / (ms * 1e-3) / 1e9
+}
+
+/// Device copy bandwidth in GB/s of a `bytes` copy taking `ms` (read plus written).
+pub fn copy_gb_per_s(bytes: u64, ms: f64) -> f64 {
+    2.0 * bytes as f64 / (ms * 1e-3) / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtune::launch::{grouping_scopes, sampling_scopes, stencil_launch};
+
+    fn m(config: &str, median_ms: f64, spread_ms: f64, result: &str) -> Measured {
+        Measured {
+            config: config.into(),
+            median_ms,
+            spread_ms,
+            runs_ms: vec![median_ms; 5],
+            result: result.into(),
+        }
+    }
+
+    #[test]
+    fn size_lists() {
+        assert_eq!(geometric(64, 512), vec![64, 128, 256, 512]);
+        assert!(geometric(64, 63).is_empty());
+        assert_eq!(floor_pow2(100), 64);
+        assert_eq!(floor_pow2(0), 0);
+        // An H200 with ~139 GiB free: 64 MiB .. 64 GiB, 11 sizes.
+        let free = 139 * GIB;
+        let device = sampling_device_sizes(free, false);
+        assert_eq!(device.first(), Some(&(64 * MIB)));
+        assert_eq!(device.last(), Some(&(64 * GIB)));
+        assert_eq!(device.len(), 11);
+        let quick = sampling_device_sizes(free, true);
+        assert_eq!(quick, vec![64 * MIB, 1 << 30, 16 * GIB, 64 * GIB]);
+        // 128 GiB of host memory: pinned up to 8 GiB; 16 GiB: up to 4 GiB.
+        assert_eq!(
+            sampling_pinned_sizes(128 * GIB, false).last(),
+            Some(&(8 * GIB))
+        );
+        assert_eq!(
+            sampling_pinned_sizes(16 * GIB, false).last(),
+            Some(&(4 * GIB))
+        );
+        assert_eq!(
+            sampling_pinned_sizes(128 * GIB, true),
+            vec![64 * MIB, 512 * MIB, 2 * GIB]
+        );
+        assert_eq!(grouping_table_sizes(free, false).len(), 7);
+        assert_eq!(grouping_table_sizes(free, false).last(), Some(&(4 * GIB)));
+        assert_eq!(
+            grouping_table_sizes(free, true),
+            vec![64 * MIB, 512 * MIB, 4 * GIB]
+        );
+        assert_eq!(stencil_cases(true).len(), 2);
+        assert_eq!(stencil_cases(false).len(), 4);
+    }
+
+    #[test]
+    fn pass_counts_keep_scopes_at_least_64_mib() {
+        assert_eq!(pass_counts(64 * MIB), vec![1]);
+        assert_eq!(pass_counts(256 * MIB), vec![1, 2, 4]);
+        assert_eq!(pass_counts(64 * GIB), PASSES.to_vec());
+    }
+
+    #[test]
+    fn sweeps_are_launchable_plans() {
+        for region in [64 * MIB, 3 * GIB, 64 * GIB] {
+            for plan in sampling_sweep(region) {
+                let scopes = sampling_scopes(region / 4, &plan).expect("valid sampling plan");
+                assert_eq!(scopes.len() as u32, plan.passes);
+            }
+        }
+        let table = 4 * GIB;
+        let sweep = grouping_sweep(table);
+        assert_eq!(sweep.len(), 1 + 2 * 5);
+        for plan in &sweep {
+            grouping_scopes(table / 8, plan).expect("valid grouping plan");
+        }
+        let stencil = stencil_sweep();
+        assert_eq!(stencil.len(), 7 + 7 + 3);
+        for plan in stencil.iter().chain([&stencil_untuned()]) {
+            for elem in [4, 8] {
+                let n = 256u32;
+                stencil_launch([n, n, n], (n as usize).pow(3), 1, plan, elem)
+                    .expect("launchable stencil block");
+            }
+        }
+        assert_eq!(stencil_untuned().block, [32, 4, 2]);
+        assert_eq!(stencil_label(&stencil_untuned()), "plain 32x4x2");
+        assert_eq!(grouping_label(&sweep[3]), "naive 8 x 512 MiB");
+        assert_eq!(
+            sampling_label(&sampling_sweep(GIB)[2]),
+            "4 passes x 256 MiB"
+        );
+    }
+
+    #[test]
+    fn row_picks_the_best_and_checks_results() {
+        let row = Row::new(
+            "x".into(),
+            1,
+            m("1 pass", 10.0, 0.1, "42"),
+            m("4 passes", 5.0, 0.1, "42"),
+            vec![m("1 pass", 10.0, 0.1, "42"), m("8 passes", 4.9, 0.1, "42")],
+            vec![],
+        );
+        assert_eq!(row.best.config, "8 passes");
+        assert!(row.results_match);
+        assert!((row.tuned_over_best - 5.0 / 4.9).abs() < 1e-12);
+        assert!((row.untuned_over_tuned - 2.0).abs() < 1e-12);
+        assert!(!row.tuned_slower_than_untuned());
+        let bad = Row::new(
+            "y".into(),
+            1,
+            m("1 pass", 10.0, 0.1, "42"),
+            m("4 passes", 10.5, 0.2, "41"),
+            vec![],
+            vec![],
+        );
+        assert!(!bad.results_match);
+        assert!(bad.tuned_slower_than_untuned());
+        assert_eq!(bad.best.config, "1 pass");
+    }
+
+    #[test]
+    fn target_checks() {
+        let good = Row::new(
+            "a".into(),
+            1,
+            m("u", 10.0, 0.5, "1"),
+            m("t", 10.3, 0.5, "1"),
+            vec![m("s", 10.0, 0.1, "1")],
+            vec![],
+        );
+        // 3% off the best, within noise of untuned.
+        assert!(check_within_best(std::slice::from_ref(&good)).met);
+        assert!(check_not_slower(std::slice::from_ref(&good)).met);
+        let far = Row::new(
+            "b".into(),
+            1,
+            m("u", 10.0, 0.1, "1"),
+            m("t", 11.0, 0.1, "1"),
+            vec![],
+            vec![],
+        );
+        let c = check_within_best(&[good.clone(), far.clone()]);
+        assert!(!c.met);
+        assert_eq!(c.misses.len(), 1);
+        assert!(c.misses[0].contains("10.0% slower"), "{}", c.misses[0]);
+        assert!(!check_not_slower(&[far]).met);
+        assert!(!check_within_best(&[]).met);
+
+        let mut s = good;
+        s.case = stencil_case([512; 3], "f32", 1);
+        s.tuned_gb_per_s = Some(3900.0);
+        assert!(check_bandwidth(std::slice::from_ref(&s), "512x512x512 f32 x1", 4500.0).met);
+        let low = check_bandwidth(std::slice::from_ref(&s), "512x512x512 f32 x1", 5000.0);
+        assert!(!low.met);
+        assert!(low.misses[0].contains("2.0% short"), "{}", low.misses[0]);
+        assert!(!check_bandwidth(&[], "512x512x512 f32 x1", 1.0).met);
+    }
+
+    #[test]
+    fn bandwidths() {
+        // 512^3 fp32 in 0.25 ms: 2 x 512 MiB / 0.25 ms.
+        let gbs = stencil_gb_per_s(512 * 512 * 512, 4, 0.25);
+        assert!((gbs - 4294.967296).abs() < 1e-6);
+        assert!((copy_gb_per_s(1 << 30, 0.5) - 4294.967296).abs() < 1e-6);
+        assert_eq!(bytes(64 * MIB), "64 MiB");
+        assert_eq!(bytes(3 * GIB / 2), "1.50 GiB");
+    }
+}
