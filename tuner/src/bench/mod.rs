@@ -325,12 +325,15 @@ fn bench_grouping(
     note: &dyn Fn(&str),
 ) -> Result<Report, LaunchError> {
     let (free, _) = rt.memory_info()?;
-    let n_keys = sweep::grouping_keys(quick);
-    let raw = random_words(n_keys as usize, 0x9e37);
+    let base_keys = sweep::grouping_keys(quick);
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for &table in &sweep::grouping_table_sizes(free, quick) {
         let capacity = table / 8;
+        // A table of `capacity` buckets holds capacity/2 groups at fill factor 0.5, and there
+        // are never more groups than keys: large tables need that many keys.
+        let n_keys = base_keys.max(capacity / 2);
+        let raw = random_words(n_keys as usize, 0x9e37);
         // Keys drawn from capacity/2 values: the fill factor stays at most 0.5.
         let range = (capacity / 2).min(u64::from(u32::MAX));
         let keys: Vec<u32> = raw
