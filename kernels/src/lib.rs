@@ -151,6 +151,47 @@ pub mod stencil {
     };
 }
 
+/// Zero-copy reads of mapped pinned host memory with seed 001's access patterns:
+/// grid-stride and block-stride (16-byte loads) and random-warp (one random 128-byte
+/// segment per warp per step). Each adds what it reads into one u64.
+pub mod zero_copy {
+    use super::KernelSource;
+
+    /// `memtune_zero_copy_grid_stride(data: *const uint4, n_vec: u64, sum: *mut u64)`
+    pub const GRID_STRIDE: &str = "memtune_zero_copy_grid_stride";
+    /// `memtune_zero_copy_block_stride(data: *const uint4, n_vec: u64, sum: *mut u64)`
+    pub const BLOCK_STRIDE: &str = "memtune_zero_copy_block_stride";
+    /// `memtune_zero_copy_random_warp(data: *const u32, n_segments: u64, steps: u32, seed: u64, sum: *mut u64)`
+    pub const RANDOM_WARP: &str = "memtune_zero_copy_random_warp";
+    /// Bytes one warp reads per random-warp step (32 lanes x 4 bytes).
+    pub const SEGMENT_BYTES: u64 = 128;
+    /// Bytes one thread reads per grid-/block-stride load.
+    pub const VECTOR_BYTES: u64 = 16;
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "zero_copy.cu",
+        source: include_str!("../cuda/zero_copy.cu"),
+        entries: &[GRID_STRIDE, BLOCK_STRIDE, RANDOM_WARP],
+    };
+
+    /// The segments global warp `warp` of `memtune_zero_copy_random_warp` reads, in step
+    /// order: the CPU twin of the kernel's LCG.
+    pub fn random_warp_segments(
+        warp: u64,
+        steps: u32,
+        seed: u64,
+        n_segments: u64,
+    ) -> impl Iterator<Item = u64> {
+        let mut x = seed ^ warp.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (0..steps).map(move |_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((u128::from(x) * u128::from(n_segments)) >> 64) as u64
+        })
+    }
+}
+
 /// Every kernel source of this crate.
 pub const SOURCES: &[KernelSource] = &[
     pointer_chase::SOURCE,
@@ -158,4 +199,5 @@ pub const SOURCES: &[KernelSource] = &[
     sampling::SOURCE,
     grouping::SOURCE,
     stencil::SOURCE,
+    zero_copy::SOURCE,
 ];

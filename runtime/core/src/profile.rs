@@ -328,6 +328,13 @@ pub struct StagingEntry {
     pub best_staged_ms: f64,
     /// `best_plain_ms / best_staged_ms`: above 1 means staging pays.
     pub benefit: f64,
+    /// The fastest one-plane block of the streaming variant (z marching, planes kept in
+    /// registers). Absent in profiles written before streaming was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_streaming_block: Option<[u32; 3]>,
+    /// Its median time in milliseconds; absent with `best_streaming_block`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_streaming_ms: Option<f64>,
 }
 
 /// Copy bandwidths and the host link, in bytes per second.

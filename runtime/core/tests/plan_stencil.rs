@@ -29,6 +29,8 @@ fn profile(rows: &[Row]) -> Profile {
                 best_staged_block,
                 best_staged_ms,
                 benefit: best_plain_ms / best_staged_ms,
+                best_streaming_block: None,
+                best_streaming_ms: None,
             },
         )
         .collect();
@@ -191,4 +193,114 @@ fn blocks_are_clamped_to_small_grids() {
         plan.reasons.iter().any(|r| r.contains("clamped")),
         "{plan:#?}"
     );
+}
+
+/// `profile(rows)` with streaming measured in the first entry.
+fn with_streaming(rows: &[Row], block: [u32; 3], ms: f64) -> Profile {
+    let mut p = profile(rows);
+    if let Section::Measured(t) = &mut p.shared_memory_staging {
+        t.entries[0].best_streaming_block = Some(block);
+        t.entries[0].best_streaming_ms = Some(ms);
+    }
+    p
+}
+
+#[test]
+fn streaming_fastest_by_the_margin_streams() {
+    // Streaming 20.0 ms: 2.0x plain, 1.25x staged.
+    let p = with_streaming(
+        &[("f32", 6, [32, 8, 2], 40.0, [32, 8, 4], 25.0)],
+        [64, 4, 1],
+        20.0,
+    );
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F32, 6);
+    assert_eq!(
+        (plan.variant, plan.block, plan.staging),
+        (Variant::Streaming, [64, 4, 1], true),
+        "{plan:#?}"
+    );
+    assert!(
+        plan.reasons.iter().any(|r| r.contains(": streaming")),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn streaming_within_the_margin_of_staged_keeps_staged() {
+    // Streaming 24.0 ms vs staged 25.0 ms: 1.04x, within noise.
+    let p = with_streaming(
+        &[("f32", 6, [32, 8, 2], 40.0, [32, 8, 4], 25.0)],
+        [64, 4, 1],
+        24.0,
+    );
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F32, 6);
+    assert_eq!(
+        (plan.variant, plan.block),
+        (Variant::Staged, [32, 8, 4]),
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn streaming_can_pay_where_staging_does_not() {
+    // Pascal-like double precision: staged no faster than plain, streaming 1.25x both.
+    let p = with_streaming(
+        &[("f64", 6, [64, 4, 2], 20.0, [32, 4, 4], 20.6)],
+        [32, 8, 1],
+        16.0,
+    );
+    let plan = plan_for(&p, [400, 400, 400], Dtype::F64, 6);
+    assert_eq!(
+        (plan.variant, plan.block, plan.staging),
+        (Variant::Streaming, [32, 8, 1], true),
+        "{plan:#?}"
+    );
+    // Fewer reads than measured: no staging variant at all.
+    let fewer = plan_for(&p, [400, 400, 400], Dtype::F64, 3);
+    assert_eq!(
+        (fewer.variant, fewer.block),
+        (Variant::Plain, [64, 4, 2]),
+        "{fewer:#?}"
+    );
+}
+
+#[test]
+fn streaming_slower_or_unusable_is_ignored() {
+    let rows: &[Row] = &[("f64", 6, [64, 4, 2], 20.0, [32, 4, 4], 20.6)];
+    let slower = plan_for(
+        &with_streaming(rows, [32, 8, 1], 30.0),
+        [400, 400, 400],
+        Dtype::F64,
+        6,
+    );
+    assert_eq!(
+        (slower.variant, slower.block),
+        (Variant::Plain, [64, 4, 2]),
+        "{slower:#?}"
+    );
+    // Not one plane deep, or no positive time: ignored, with a reason.
+    for (block, ms) in [([32, 8, 2], 5.0), ([32, 8, 1], 0.0), ([32, 8, 1], f64::NAN)] {
+        let plan = plan_for(
+            &with_streaming(rows, block, ms),
+            [400, 400, 400],
+            Dtype::F64,
+            6,
+        );
+        assert_eq!(plan.variant, Variant::Plain, "{plan:#?}");
+        assert!(
+            plan.reasons.iter().any(|r| r.contains("ignored")),
+            "{plan:#?}"
+        );
+    }
+}
+
+#[test]
+fn old_entries_without_streaming_still_parse() {
+    let json = r#"{"dtype":"f32","repeats":6,"grid":[400,400,400],
+        "best_plain_block":[32,8,2],"best_plain_ms":40.0,
+        "best_staged_block":[32,8,4],"best_staged_ms":25.0,"benefit":1.6}"#;
+    let e: StagingEntry = serde_json::from_str(json).unwrap();
+    assert_eq!((e.best_streaming_block, e.best_streaming_ms), (None, None));
+    let back = serde_json::to_string(&e).unwrap();
+    assert!(!back.contains("streaming"), "{back}");
 }

@@ -434,10 +434,7 @@ fn bench_stencil(
                 }
             };
             let elem = if dtype == Dtype::F32 { 4 } else { 8 };
-            let candidates: Vec<_> = sweep::stencil_sweep()
-                .into_iter()
-                .filter(|p| memtune::launch::stencil_launch(dims, cells, repeats, p, elem).is_ok())
-                .collect();
+            let candidates = sweep::stencil_candidates(dims, repeats, elem);
             let r = row(
                 case.clone(),
                 (cells as u64) * elem,

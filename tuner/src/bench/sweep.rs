@@ -228,6 +228,21 @@ pub fn stencil_sweep() -> Vec<StencilPlan> {
     out
 }
 
+/// The plans of [`stencil_sweep`] the kernels can take on a `dims` volume of
+/// `elem_bytes`-byte cells (`memtune::launch::stencil_launch` accepts them), in sweep
+/// order. Shared by `cargo tune bench stencil` and the staging probe (`gpu::staging`).
+pub(crate) fn stencil_candidates(
+    dims: [u32; 3],
+    repeats: u32,
+    elem_bytes: u64,
+) -> Vec<StencilPlan> {
+    let cells = dims.iter().map(|&d| d as usize).product::<usize>();
+    stencil_sweep()
+        .into_iter()
+        .filter(|p| memtune::launch::stencil_launch(dims, cells, repeats, p, elem_bytes).is_ok())
+        .collect()
+}
+
 /// A short name of a configuration, as the tables and the JSON print it.
 pub fn sampling_label(p: &SamplingPlan) -> String {
     if p.passes == 1 {

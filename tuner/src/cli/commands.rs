@@ -142,10 +142,11 @@ fn probe_gpu(
 ) -> (Profile, bool) {
     let start = Instant::now();
     let mut profile = Profile::identity_only(id.clone(), provenance(options, None));
-    let failed = match Gpu::open(ordinal, id, &bounds(args)) {
+    let mut failed = match Gpu::open(ordinal, id.clone(), &bounds(args)) {
         Ok(mut gpu) => {
             let result = probe::run(&mut gpu, args, &format!("GPU {ordinal}"), ctx.quiet);
-            gpu.release();
+            // Frees the probe's buffers before the sections that allocate their own.
+            drop(gpu);
             for w in &result.warnings {
                 ctx.note(&format!("warning: {w}"));
             }
@@ -159,6 +160,44 @@ fn probe_gpu(
             }
             true
         }
+    };
+    profile.bandwidth = if args.no_bandwidth {
+        Section::not_measured("skipped (--no-bandwidth)")
+    } else {
+        let bar = crate::progress::Bar::new(format!("GPU {ordinal}: bandwidth"), ctx.quiet);
+        let measured = crate::gpu::bandwidth::measure(ordinal, &id, args.quick);
+        bar.finish(if measured.is_ok() {
+            "measured"
+        } else {
+            "failed"
+        });
+        measured.map_or_else(
+            |e| {
+                failed = true;
+                Section::failed(e.to_string())
+            },
+            Section::Measured,
+        )
+    };
+    profile.shared_memory_staging = if args.no_staging {
+        Section::not_measured("skipped (--no-staging)")
+    } else {
+        let mut bar = crate::progress::Bar::new(format!("GPU {ordinal}: staging"), ctx.quiet);
+        let measured = memtune::launch::Runtime::open(ordinal).and_then(|mut rt| {
+            crate::gpu::staging::measure(&mut rt, args.quick, &mut |f, d| bar.update(f, d))
+        });
+        bar.finish(if measured.is_ok() {
+            "measured"
+        } else {
+            "failed"
+        });
+        measured.map_or_else(
+            |e| {
+                failed = true;
+                Section::failed(e.to_string())
+            },
+            Section::Measured,
+        )
     };
     profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
     (profile, failed)
@@ -246,6 +285,10 @@ fn probe_to_file(
                 provenance(simulated_options(args, spec), Some(name.clone())),
             );
             let failed = probe::apply(&mut profile, &result);
+            let unmodelled = "the simulator models TLBs and random access only";
+            profile.caches = Section::not_measured(unmodelled);
+            profile.shared_memory_staging = Section::not_measured(unmodelled);
+            profile.bandwidth = Section::not_measured(unmodelled);
             profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
             (profile, failed)
         }

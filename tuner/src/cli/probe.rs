@@ -41,6 +41,12 @@ pub struct ProbeArgs {
     /// Skip the random-access throughput curves.
     #[arg(long)]
     pub no_random_access: bool,
+    /// Skip the copy and zero-copy bandwidths (GPU only).
+    #[arg(long)]
+    pub no_bandwidth: bool,
+    /// Skip the shared-memory staging table of the 3-D stencil (GPU only).
+    #[arg(long)]
+    pub no_staging: bool,
     /// Write SVG charts (TLB curves and random-access throughput per kind) into DIR.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
@@ -69,6 +75,8 @@ impl ProbeArgs {
         m.insert("max_managed_bytes".into(), json!(self.max_managed));
         m.insert("tlb_sharing".into(), json!(self.tlb_sharing));
         m.insert("random_access".into(), json!(!self.no_random_access));
+        m.insert("bandwidth".into(), json!(!self.no_bandwidth));
+        m.insert("staging".into(), json!(!self.no_staging));
         m
     }
 }

@@ -104,7 +104,42 @@ pub fn profile(p: &Profile) -> String {
         "shared-memory staging: {}",
         p.shared_memory_staging.status_line()
     );
+    if let Section::Measured(t) = &p.shared_memory_staging {
+        let _ = writeln!(
+            s,
+            "  {:<5} {:>7} {:>13} {:>20} {:>20} {:>8}",
+            "dtype", "repeats", "grid", "best plain (ms)", "best staged (ms)", "benefit"
+        );
+        let block = |b: [u32; 3]| format!("{}x{}x{}", b[0], b[1], b[2]);
+        for e in &t.entries {
+            let _ = writeln!(
+                s,
+                "  {:<5} {:>7} {:>13} {:>11} {:>8.3} {:>11} {:>8.3} {:>8.2}",
+                e.dtype,
+                e.repeats,
+                block(e.grid),
+                block(e.best_plain_block),
+                e.best_plain_ms,
+                block(e.best_staged_block),
+                e.best_staged_ms,
+                e.benefit
+            );
+        }
+    }
     let _ = writeln!(s, "bandwidth: {}", p.bandwidth.status_line());
+    if let Section::Measured(b) = &p.bandwidth {
+        let gbs = |v: f64| format!("{:.0} GB/s", v / 1e9);
+        let _ = writeln!(
+            s,
+            "  device to device {} (read + written), host to device {}, device to host {}",
+            gbs(b.device_to_device),
+            gbs(b.host_to_device),
+            gbs(b.device_to_host)
+        );
+        for (pattern, v) in &b.zero_copy_read {
+            let _ = writeln!(s, "  zero-copy read, {pattern}: {}", gbs(*v));
+        }
+    }
     s
 }
 

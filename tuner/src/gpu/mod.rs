@@ -1,7 +1,9 @@
 //! The real GPU as a memory system for the probe: pointer chases and random sampling on
 //! device, pinned (zero-copy) and managed memory, through cudarc and NVRTC.
 
+pub mod bandwidth;
 mod memory;
+pub mod staging;
 mod system;
 
 use cudarc::driver::{

@@ -78,7 +78,7 @@ pub struct StencilPlan {
 pub fn plan(profile: &Profile, workload: &StencilWorkload) -> Result<StencilPlan, PlanError> {
     workload.check()?;
     let mut reasons = Vec::new();
-    let (staging, block) = choose_staging(profile, workload, &mut reasons);
+    let (choice, block) = choose_staging(profile, workload, &mut reasons);
 
     let mut clamped = block;
     for (b, &d) in clamped.iter_mut().zip(&workload.dims) {
@@ -101,9 +101,11 @@ pub fn plan(profile: &Profile, workload: &StencilWorkload) -> Result<StencilPlan
             });
         }
     }
-    let variant = match (staging, clamped[2]) {
-        (false, _) => Variant::Plain,
-        (true, 1) => {
+    let variant = match (choice, clamped[2]) {
+        (Variant::Plain, _) => Variant::Plain,
+        // Measured fastest as streaming: its block is one plane deep (checked).
+        (Variant::Streaming, _) => Variant::Streaming,
+        (Variant::Staged, 1) => {
             // The same tile, but each plane is read once rather than as the halo of the
             // slabs above and below as well: seed 003's depth loop with one plane a step.
             reasons.push(
@@ -112,27 +114,29 @@ pub fn plan(profile: &Profile, workload: &StencilWorkload) -> Result<StencilPlan
             );
             Variant::Streaming
         }
-        (true, _) => Variant::Staged,
+        (Variant::Staged, _) => Variant::Staged,
     };
     Ok(StencilPlan {
         variant,
         block: clamped,
-        staging,
+        staging: variant != Variant::Plain,
         reasons,
     })
 }
 
-/// Whether to stage, and the block the staging table measured best for that choice.
+/// Which variant the staging table measured best (plain, staged or streaming), and its
+/// block. A staged choice whose block turns out one plane deep becomes streaming in
+/// [`plan`].
 fn choose_staging(
     profile: &Profile,
     w: &StencilWorkload,
     reasons: &mut Vec<String>,
-) -> (bool, [u32; 3]) {
+) -> (Variant, [u32; 3]) {
     let plain_default = |reasons: &mut Vec<String>, why: String| {
         reasons.push(format!(
             "{why}: plain with block {DEFAULT_BLOCK:?}; run `cargo tune` to measure staging"
         ));
-        (false, DEFAULT_BLOCK)
+        (Variant::Plain, DEFAULT_BLOCK)
     };
     let Some(table) = profile.shared_memory_staging.measured() else {
         let status = profile.shared_memory_staging.status_line();
@@ -161,12 +165,13 @@ fn choose_staging(
         entry.best_staged_block,
         entry.benefit
     ));
-    if entry.benefit <= STAGING_MARGIN {
+    let streaming = streaming_choice(entry, reasons);
+    if entry.benefit <= STAGING_MARGIN && streaming.is_none() {
         reasons.push(format!(
             "benefit {:.2} is not above {STAGING_MARGIN}: plain",
             entry.benefit
         ));
-        return (false, entry.best_plain_block);
+        return (Variant::Plain, entry.best_plain_block);
     }
     if entry.repeats > w.repeats {
         // Staging pays more as neighbours are read more often (seed 003 §4: on Kepler from
@@ -175,13 +180,45 @@ fn choose_staging(
             "measured with {} repeats, more than this workload's {}; staging pays less with fewer reads: plain",
             entry.repeats, w.repeats
         ));
-        return (false, entry.best_plain_block);
+        return (Variant::Plain, entry.best_plain_block);
+    }
+    if let Some(block) = streaming {
+        return (Variant::Streaming, block);
     }
     reasons.push(format!(
         "benefit {:.2} is above {STAGING_MARGIN}: staged",
         entry.benefit
     ));
-    (true, entry.best_staged_block)
+    (Variant::Staged, entry.best_staged_block)
+}
+
+/// The entry's streaming block when streaming was measured and is the fastest of the
+/// three by the staging margin: more than [`STAGING_MARGIN`] times faster than both the
+/// best plain and the best staged block (so a streaming time within noise of staged
+/// keeps the staged choice). `None` for entries without streaming data (older profiles).
+fn streaming_choice(entry: &StagingEntry, reasons: &mut Vec<String>) -> Option<[u32; 3]> {
+    let (Some(block), Some(ms)) = (entry.best_streaming_block, entry.best_streaming_ms) else {
+        return None;
+    };
+    if !valid_block(block) || block[2] != 1 || !(ms.is_finite() && ms > 0.0) {
+        reasons.push(format!(
+            "the streaming measurement ({block:?}, {ms} ms) is not a launchable one-plane block with a positive time: ignored"
+        ));
+        return None;
+    }
+    let over_plain = entry.best_plain_ms / ms;
+    let over_staged = entry.best_staged_ms / ms;
+    if over_plain > STAGING_MARGIN && over_staged > STAGING_MARGIN {
+        reasons.push(format!(
+            "streaming {ms:.3} ms with {block:?} is {over_plain:.2}x plain and {over_staged:.2}x staged, both above {STAGING_MARGIN}: streaming"
+        ));
+        Some(block)
+    } else {
+        reasons.push(format!(
+            "streaming {ms:.3} ms with {block:?} ({over_plain:.2}x plain, {over_staged:.2}x staged) is not the fastest by more than {STAGING_MARGIN}"
+        ));
+        None
+    }
 }
 
 /// The entry of the workload's dtype with the nearest repeats (ratio-wise, fewer on a tie),

@@ -1,0 +1,502 @@
+//! Bandwidth and the host link (seed 001): device-to-device copy, host-to-device and
+//! device-to-host copies from/to pinned memory, and zero-copy reads of mapped pinned host
+//! memory with the grid-stride, block-stride and random-warp patterns.
+//!
+//! memtune measures zero-copy reads instead of oversubscribed managed memory: oversubscription
+//! can hang the GPU, while mapped pinned memory shows the host link's read bandwidth safely.
+//!
+//! Every measurement is one warm-up then [`TIMED_RUNS`] runs timed with CUDA events; the
+//! median is kept. The data is never zeros: the host buffer holds
+//! [`random_access::word_hash`] of each word's index, and every zero-copy sum and the copy
+//! round trip are checked against the CPU.
+
+use super::{cuda, GpuError};
+use cudarc::driver::sys::{self, CUevent_flags::CU_EVENT_DEFAULT};
+use cudarc::driver::{result, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use memtune_core::profile::Bandwidth;
+use memtune_core::DeviceIdentity;
+use memtune_kernels::{compile_ptx, random_access::word_hash, zero_copy};
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// Timed runs per measurement, after one warm-up.
+pub const TIMED_RUNS: usize = 5;
+/// Threads per block of the zero-copy kernels.
+const BLOCK: u32 = 256;
+/// Blocks per SM: 8 x 256 = 2048 threads, full occupancy on sm_80/sm_90 (the seed launches
+/// with every block resident).
+const BLOCKS_PER_SM: u32 = 8;
+/// Words per random-warp segment.
+const SEGMENT_WORDS: usize = (zero_copy::SEGMENT_BYTES / 4) as usize;
+const RANDOM_WARP_SEED: u64 = 0x5eed_0001;
+
+/// Buffer sizes, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// Each of the two device buffers of the device-to-device copy.
+    pub device: u64,
+    /// Each pinned host buffer: the host-to-device / device-to-host copy size and the
+    /// zero-copy region.
+    pub pinned: u64,
+}
+
+impl Sizes {
+    pub fn new(quick: bool) -> Sizes {
+        if quick {
+            Sizes {
+                device: 256 << 20,
+                pinned: 128 << 20,
+            }
+        } else {
+            Sizes {
+                device: 1 << 30,
+                pinned: 512 << 20,
+            }
+        }
+    }
+}
+
+/// Bytes a device-to-device copy of `bytes` moves: each byte is read and written.
+pub fn dtod_bytes_moved(bytes: u64) -> u64 {
+    2 * bytes
+}
+
+/// Steps per warp so that `warps` warps together read about `n_segments` segments (at
+/// least one step each).
+pub fn random_warp_steps(n_segments: u64, warps: u64) -> u32 {
+    n_segments
+        .div_ceil(warps.max(1))
+        .clamp(1, u64::from(u32::MAX)) as u32
+}
+
+/// Bytes the random-warp kernel reads.
+pub fn random_warp_bytes(warps: u64, steps: u32) -> u64 {
+    warps * u64::from(steps) * zero_copy::SEGMENT_BYTES
+}
+
+/// Fills `words[i] = word_hash(i)` (on all cores) and returns the sum of each 32-word
+/// segment; `words.len()` must be a multiple of 32.
+pub fn fill_and_segment_sums(words: &mut [u32]) -> Vec<u64> {
+    assert_eq!(words.len() % SEGMENT_WORDS, 0, "whole segments only");
+    let mut sums = vec![0u64; words.len() / SEGMENT_WORDS];
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(32);
+    let segs_per_thread = sums.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (chunk, (w, s)) in words
+            .chunks_mut(segs_per_thread * SEGMENT_WORDS)
+            .zip(sums.chunks_mut(segs_per_thread))
+            .enumerate()
+        {
+            let first = (chunk * segs_per_thread * SEGMENT_WORDS) as u64;
+            scope.spawn(move || {
+                for (k, (seg, sum)) in w.chunks_mut(SEGMENT_WORDS).zip(s.iter_mut()).enumerate() {
+                    let base = first + (k * SEGMENT_WORDS) as u64;
+                    let mut acc = 0u64;
+                    for (j, word) in seg.iter_mut().enumerate() {
+                        *word = word_hash(base + j as u64);
+                        acc += u64::from(*word);
+                    }
+                    *sum = acc;
+                }
+            });
+        }
+    });
+    sums
+}
+
+/// The sum `memtune_zero_copy_random_warp` computes over data whose segment sums are
+/// `segment_sums`, for `warps` warps of `steps` steps.
+pub fn random_warp_expected(segment_sums: &[u64], warps: u64, steps: u32, seed: u64) -> u64 {
+    let n = segment_sums.len() as u64;
+    (0..warps)
+        .map(|w| {
+            zero_copy::random_warp_segments(w, steps, seed, n)
+                .map(|s| segment_sums[s as usize])
+                .fold(0u64, u64::wrapping_add)
+        })
+        .fold(0u64, u64::wrapping_add)
+}
+
+/// Median of `values` (the upper middle for an even count); NaN when empty.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// One warm-up call of `run` (its time dropped) then [`TIMED_RUNS`] calls; the median of
+/// the times `run` returns.
+fn warm_median(mut run: impl FnMut() -> Result<f64, GpuError>) -> Result<f64, GpuError> {
+    run()?;
+    let times = (0..TIMED_RUNS)
+        .map(|_| run())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(median(times))
+}
+
+/// Seconds `enqueue` takes on `stream`, timed with events; waits for it.
+fn time_once(
+    stream: &CudaStream,
+    what: &str,
+    enqueue: impl FnOnce() -> Result<(), GpuError>,
+) -> Result<f64, GpuError> {
+    let start = stream
+        .record_event(Some(CU_EVENT_DEFAULT))
+        .map_err(cuda("recording an event"))?;
+    enqueue()?;
+    let end = stream
+        .record_event(Some(CU_EVENT_DEFAULT))
+        .map_err(cuda("recording an event"))?;
+    end.synchronize()
+        .map_err(cuda(format!("waiting for {what}")))?;
+    let ms = start.elapsed_ms(&end).map_err(cuda("timing"))?;
+    Ok(f64::from(ms) / 1e3)
+}
+
+/// Page-locked host memory, optionally mapped into the GPU; freed on drop.
+struct Pinned {
+    host: *mut c_void,
+    bytes: usize,
+    /// The device-visible address (0 when not mapped).
+    dptr: u64,
+}
+
+impl Pinned {
+    fn allocate(bytes: u64, mapped: bool) -> Result<Pinned, GpuError> {
+        let err = |source| GpuError::Allocation {
+            kind: memtune_core::MemoryKind::Pinned,
+            bytes,
+            source,
+        };
+        let flags = if mapped {
+            sys::CU_MEMHOSTALLOC_DEVICEMAP
+        } else {
+            0
+        };
+        // SAFETY: the pointer is owned by this value and freed once in Drop.
+        let host = unsafe { result::malloc_host(bytes as usize, flags) }.map_err(err)?;
+        let mut p = Pinned {
+            host,
+            bytes: bytes as usize,
+            dptr: 0,
+        };
+        if mapped {
+            // SAFETY: `host` is a live DEVICEMAP allocation.
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut p.dptr, host, 0).result() }
+                .map_err(cuda("cuMemHostGetDevicePointer"))?;
+        }
+        Ok(p)
+    }
+
+    fn words_mut(&mut self) -> &mut [u32] {
+        // SAFETY: page-aligned allocation of `bytes` bytes, owned exclusively by `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.host.cast::<u32>(), self.bytes / 4) }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: as above; read only while no copy into it is in flight (callers sync).
+        unsafe { std::slice::from_raw_parts(self.host.cast::<u8>(), self.bytes) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts_mut(self.host.cast::<u8>(), self.bytes) }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc, freed once; errors cannot be reported here.
+        unsafe {
+            let _ = result::free_host(self.host);
+        }
+    }
+}
+
+/// A plain device allocation; freed on drop.
+struct Device {
+    dptr: u64,
+}
+
+impl Device {
+    fn allocate(bytes: u64) -> Result<Device, GpuError> {
+        // SAFETY: owned by this value and freed once in Drop.
+        let dptr = unsafe { result::malloc_sync(bytes as usize) }.map_err(|source| {
+            GpuError::Allocation {
+                kind: memtune_core::MemoryKind::Device,
+                bytes,
+                source,
+            }
+        })?;
+        Ok(Device { dptr })
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc, freed once; errors cannot be reported here.
+        unsafe {
+            let _ = result::free_sync(self.dptr);
+        }
+    }
+}
+
+/// Measures the bandwidth section on GPU `ordinal` (its primary context), with the sizes of
+/// [`Sizes::new`]`(quick)`: 2 GiB of device memory and 1 GiB of pinned host memory (a
+/// quarter of that when `quick`). Release other probe buffers (`Gpu::release`) first.
+/// Every value is bytes per second; device-to-device counts bytes read plus written.
+pub fn measure(
+    ordinal: usize,
+    identity: &DeviceIdentity,
+    quick: bool,
+) -> Result<Bandwidth, GpuError> {
+    let sizes = Sizes::new(quick);
+    // Declared first so that it outlives (is dropped after) every buffer below.
+    let ctx: Arc<CudaContext> =
+        CudaContext::new(ordinal).map_err(cuda("creating a CUDA context"))?;
+    ctx.bind_to_thread().map_err(cuda("binding the context"))?;
+    let stream = ctx.default_stream();
+    let cu_stream = stream.cu_stream();
+
+    let arch = format!(
+        "sm_{}{}",
+        identity.compute_capability.major, identity.compute_capability.minor
+    );
+    let ptx = compile_ptx(&zero_copy::SOURCE, &arch, &[])?;
+    let module = ctx
+        .load_module(ptx.to_cudarc())
+        .map_err(cuda("loading zero_copy.cu"))?;
+    let function = |name: &str| -> Result<CudaFunction, GpuError> {
+        module
+            .load_function(name)
+            .map_err(cuda(format!("finding {name}")))
+    };
+    let grid_stride = function(zero_copy::GRID_STRIDE)?;
+    let block_stride = function(zero_copy::BLOCK_STRIDE)?;
+    let random_warp = function(zero_copy::RANDOM_WARP)?;
+
+    // Host data: word_hash of the index, with per-segment sums for the checks.
+    let mut host = Pinned::allocate(sizes.pinned, true)?;
+    let segment_sums = fill_and_segment_sums(host.words_mut());
+    let total_sum = segment_sums.iter().copied().fold(0u64, u64::wrapping_add);
+    let mut back = Pinned::allocate(sizes.pinned, false)?;
+    back.bytes_mut().fill(0);
+    let src = Device::allocate(sizes.device)?;
+    let dst = Device::allocate(sizes.device)?;
+    let pinned = sizes.pinned as usize;
+
+    // Host to device: into the start of `src`.
+    let h2d = warm_median(|| {
+        time_once(&stream, "the host-to-device copy", || {
+            // SAFETY: `host` holds `pinned` bytes, `src` at least as many.
+            unsafe { result::memcpy_htod_async(src.dptr, host.bytes(), cu_stream) }
+                .map_err(cuda("cuMemcpyHtoDAsync"))
+        })
+    })?;
+    // The rest of `src` gets the same pattern (untimed), so the whole copy source is data.
+    let mut offset = sizes.pinned;
+    while offset < sizes.device {
+        let n = (sizes.device - offset).min(sizes.pinned) as usize;
+        // SAFETY: [offset, offset + n) lies inside `src`; n <= pinned bytes.
+        unsafe { result::memcpy_htod_async(src.dptr + offset, &host.bytes()[..n], cu_stream) }
+            .map_err(cuda("cuMemcpyHtoDAsync"))?;
+        offset += n as u64;
+    }
+
+    // Device to device: all of `src` into `dst`.
+    let d2d = warm_median(|| {
+        time_once(&stream, "the device-to-device copy", || {
+            // SAFETY: both buffers hold `sizes.device` bytes.
+            unsafe {
+                result::memcpy_dtod_async(dst.dptr, src.dptr, sizes.device as usize, cu_stream)
+            }
+            .map_err(cuda("cuMemcpyDtoDAsync"))
+        })
+    })?;
+
+    // Device to host: the start of `dst` into `back`; then the round trip is checked.
+    let d2h = warm_median(|| {
+        time_once(&stream, "the device-to-host copy", || {
+            // SAFETY: `back` holds `pinned` bytes, `dst` at least as many.
+            unsafe { result::memcpy_dtoh_async(back.bytes_mut(), dst.dptr, cu_stream) }
+                .map_err(cuda("cuMemcpyDtoHAsync"))
+        })
+    })?;
+    stream
+        .synchronize()
+        .map_err(cuda("waiting for the copies"))?;
+    if back.bytes()[..pinned] != host.bytes()[..pinned] {
+        return Err(GpuError::Check(
+            "host -> device -> device -> host round trip changed the data".into(),
+        ));
+    }
+
+    // Zero-copy reads of `host` through its mapped address.
+    let blocks = identity.sm_count.max(1) * BLOCKS_PER_SM;
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let warps = u64::from(blocks) * u64::from(BLOCK / 32);
+    let n_vec = sizes.pinned / zero_copy::VECTOR_BYTES;
+    let n_segments = segment_sums.len() as u64;
+    let steps = random_warp_steps(n_segments, warps);
+    let random_expected = random_warp_expected(&segment_sums, warps, steps, RANDOM_WARP_SEED);
+    let mut sum = stream
+        .alloc_zeros::<u64>(1)
+        .map_err(cuda("allocating the sum"))?;
+    let mut zero_copy_read = BTreeMap::new();
+    for (key, function, bytes, expected) in [
+        ("grid_stride", &grid_stride, sizes.pinned, total_sum),
+        ("block_stride", &block_stride, sizes.pinned, total_sum),
+        (
+            "random_warp",
+            &random_warp,
+            random_warp_bytes(warps, steps),
+            random_expected,
+        ),
+    ] {
+        let seconds = warm_median(|| {
+            stream
+                .memset_zeros(&mut sum)
+                .map_err(cuda("zeroing the sum"))?;
+            let t = time_once(&stream, key, || {
+                let mut launch = stream.launch_builder(function);
+                launch.arg(&host.dptr);
+                if key == "random_warp" {
+                    launch.arg(&n_segments).arg(&steps).arg(&RANDOM_WARP_SEED);
+                } else {
+                    launch.arg(&n_vec);
+                }
+                launch.arg(&mut sum);
+                // SAFETY: grid/block stride read n_vec 16-byte vectors, random warp reads
+                // segments < n_segments: all inside `host`; `sum` is one word.
+                unsafe { launch.launch(cfg) }
+                    .map(|_| ())
+                    .map_err(cuda(format!("launching the {key} zero-copy read")))
+            })?;
+            let got = stream.clone_dtoh(&sum).map_err(cuda("reading the sum"))?[0];
+            if got != expected {
+                return Err(GpuError::Check(format!(
+                    "zero-copy {key} read summed {got}, the CPU reference {expected}"
+                )));
+            }
+            Ok(t)
+        })?;
+        zero_copy_read.insert(key.to_string(), bytes as f64 / seconds);
+    }
+
+    Ok(Bandwidth {
+        device_to_device: dtod_bytes_moved(sizes.device) as f64 / d2d,
+        host_to_device: sizes.pinned as f64 / h2d,
+        device_to_host: sizes.pinned as f64 / d2h,
+        zero_copy_read,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_the_brief() {
+        assert_eq!(Sizes::new(false).device, 1 << 30);
+        assert_eq!(Sizes::new(false).pinned, 512 << 20);
+        assert_eq!(Sizes::new(true).device, 256 << 20);
+        assert_eq!(Sizes::new(true).pinned, 128 << 20);
+        for quick in [false, true] {
+            let s = Sizes::new(quick);
+            // Whole 16-byte vectors and 128-byte segments; the device buffer a multiple.
+            assert_eq!(s.pinned % zero_copy::SEGMENT_BYTES, 0);
+            assert_eq!(s.device % s.pinned, 0);
+        }
+    }
+
+    #[test]
+    fn dtod_counts_read_and_write() {
+        assert_eq!(dtod_bytes_moved(1 << 30), 2 << 30);
+    }
+
+    #[test]
+    fn random_warp_reads_about_the_buffer() {
+        let warps = 132 * 8 * 8;
+        let n_segments = (512u64 << 20) / 128;
+        let steps = random_warp_steps(n_segments, warps);
+        let bytes = random_warp_bytes(warps, steps);
+        assert!(bytes >= 512 << 20);
+        assert!(bytes < (512 << 20) + warps * 128);
+        assert_eq!(random_warp_steps(10, 100), 1);
+        assert_eq!(random_warp_steps(10, 0), 10);
+    }
+
+    #[test]
+    fn fill_matches_the_hash_and_sums_segments() {
+        let mut words = vec![0u32; 32 * 1000];
+        let sums = fill_and_segment_sums(&mut words);
+        assert_eq!(sums.len(), 1000);
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(*w, word_hash(i as u64));
+        }
+        for (s, sum) in sums.iter().enumerate() {
+            let want: u64 = (0..32)
+                .map(|j| u64::from(word_hash((s * 32 + j) as u64)))
+                .sum();
+            assert_eq!(*sum, want);
+        }
+        assert!(words.iter().any(|&w| w != 0));
+    }
+
+    #[test]
+    fn random_warp_expected_follows_the_lcg() {
+        let mut words = vec![0u32; 32 * 64];
+        let sums = fill_and_segment_sums(&mut words);
+        let (warps, steps, seed) = (5u64, 7u32, 42u64);
+        // Word-level simulation of the kernel: every lane of every warp, every step.
+        let mut want = 0u64;
+        for w in 0..warps {
+            for s in zero_copy::random_warp_segments(w, steps, seed, 64) {
+                assert!(s < 64);
+                for lane in 0..32 {
+                    want += u64::from(words[(s * 32 + lane) as usize]);
+                }
+            }
+        }
+        assert_eq!(random_warp_expected(&sums, warps, steps, seed), want);
+        // Different warps walk different segments.
+        let a: Vec<u64> = zero_copy::random_warp_segments(0, 16, seed, 1 << 20).collect();
+        let b: Vec<u64> = zero_copy::random_warp_segments(1, 16, seed, 1 << 20).collect();
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
+        assert!(median(vec![]).is_nan());
+    }
+
+    #[test]
+    fn warm_median_drops_the_warm_up() {
+        let mut calls = 0;
+        let m = warm_median(|| {
+            calls += 1;
+            Ok(if calls == 1 { 100.0 } else { calls as f64 })
+        })
+        .unwrap();
+        assert_eq!(calls, 1 + TIMED_RUNS);
+        assert_eq!(m, 4.0); // median of 2..=6
+    }
+
+    #[test]
+    fn full_size_fill_total_fits_u64() {
+        // 512 MiB of u32 words, each below 2^32: the sum stays below 2^59.
+        let words = (512u64 << 20) / 4;
+        assert!(words.checked_mul(u64::from(u32::MAX)).is_some());
+    }
+}
