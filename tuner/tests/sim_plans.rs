@@ -6,41 +6,14 @@
 //! does (`tuner/src/cli/probe.rs::apply`, `tuner/src/cli/commands.rs::simulated_identity`).
 
 use memtune_core::plan::{grouping, sampling, Approach, GroupingWorkload, SamplingWorkload};
-use memtune_core::profile::{
-    ComputeCapability, DeviceIdentity, MemoryKind, Profile, Provenance, Section,
-};
-use memtune_tuner::probe::{probe_tlb, MemorySystem, NoProgress, ProbeOptions};
+use memtune_core::profile::{MemoryKind, Profile, Provenance, Section};
+use memtune_tuner::probe::{probe_tlb, NoProgress, ProbeOptions};
 use memtune_tuner::sim::{KindConfig, SimConfig, Simulator, TlbLevelConfig};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
-
-/// The identity `cargo tune --simulate` gives a simulated GPU: SMs, clock and memory from
-/// the file, nothing else.
-fn identity(sim: &Simulator) -> DeviceIdentity {
-    DeviceIdentity {
-        uuid: "GPU-00000000-0000-0000-0000-00000000000b".to_string(),
-        name: format!("{} (simulated)", sim.config().name),
-        compute_capability: ComputeCapability { major: 0, minor: 0 },
-        sm_count: sim.sm_count(),
-        l2_bytes: 0,
-        shared_memory_per_block_bytes: 0,
-        shared_memory_per_block_optin_bytes: 0,
-        shared_memory_per_sm_bytes: 0,
-        global_memory_bytes: MemoryKind::ALL
-            .iter()
-            .map(|&k| sim.max_footprint(k))
-            .max()
-            .unwrap_or(0),
-        sm_clock_khz: (sim.clock_mhz() * 1000.0) as u64,
-        memory_clock_khz: 0,
-        memory_bus_width_bits: 0,
-        driver_version: String::new(),
-        pci_bus_id: None,
-    }
-}
 
 /// Probes `config` with the default options (noise as the file gives it) and builds the
 /// profile the CLI would write.
@@ -55,7 +28,7 @@ fn profile_of(config: SimConfig) -> Profile {
         options: BTreeMap::new(),
         simulator: Some(sim.config().name.clone()),
     };
-    let mut profile = Profile::identity_only(identity(&sim), provenance);
+    let mut profile = Profile::identity_only(sim.identity(), provenance);
     profile.tlb = result.tlb_sections();
     profile.random_access = result.random_access_sections();
     assert!(

@@ -5,7 +5,6 @@ use super::probe::{self, ProbeArgs};
 use super::render;
 use super::{Cli, Command, TuneArgs};
 use crate::gpu::{Bounds, Gpu};
-use crate::probe::MemorySystem;
 use crate::sim::{SimConfig, Simulator};
 use memtune::device;
 use memtune_core::lookup::{self, LookupConfig, Wanted, PROJECT_DIR};
@@ -278,7 +277,7 @@ fn probe_to_file(
             let start = Instant::now();
             let name = config.name.clone();
             let mut sim = Simulator::new(config);
-            let identity = simulated_identity(&sim);
+            let identity = sim.identity();
             let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
             let mut profile = Profile::identity_only(
                 identity,
@@ -327,41 +326,6 @@ fn simulated_options(args: &ProbeArgs, spec: &str) -> BTreeMap<String, serde_jso
     let mut options = args.record();
     options.insert("simulate".to_string(), json!(spec));
     options
-}
-
-/// A simulated GPU's identity: its name, SM count and clock from the configuration, and a
-/// UUID derived from the name, so one configuration always gives the same UUID.
-fn simulated_identity(sim: &Simulator) -> DeviceIdentity {
-    let config = sim.config();
-    let hash = memtune_core::digest::of_value(&json!(format!("memtune-sim:{}", config.name)));
-    let hex = &hash[memtune_core::digest::PREFIX.len()..];
-    DeviceIdentity {
-        uuid: format!(
-            "GPU-{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
-        ),
-        name: format!("{} (simulated)", config.name),
-        compute_capability: memtune_core::ComputeCapability { major: 0, minor: 0 },
-        sm_count: sim.sm_count(),
-        l2_bytes: 0,
-        shared_memory_per_block_bytes: 0,
-        shared_memory_per_block_optin_bytes: 0,
-        shared_memory_per_sm_bytes: 0,
-        global_memory_bytes: MemoryKind::ALL
-            .iter()
-            .map(|&k| sim.max_footprint(k))
-            .max()
-            .unwrap_or(0),
-        sm_clock_khz: (sim.clock_mhz() * 1000.0) as u64,
-        memory_clock_khz: 0,
-        memory_bus_width_bits: 0,
-        driver_version: String::new(),
-        pci_bus_id: None,
-    }
 }
 
 fn devices(ctx: &Ctx) -> Result<Exit, CliError> {

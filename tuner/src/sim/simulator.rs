@@ -4,7 +4,7 @@ use super::config::SimConfig;
 use super::model::KindModel;
 use super::noise::Noise;
 use crate::probe::{BackendError, MemorySystem, TIMED_LOADS_CAP};
-use memtune_core::profile::MemoryKind;
+use memtune_core::profile::{ComputeCapability, DeviceIdentity, MemoryKind};
 use std::collections::BTreeMap;
 
 /// Reads each SM keeps in flight in the random-access model: enough warps to hide latency,
@@ -50,6 +50,43 @@ impl Simulator {
 
     pub fn config(&self) -> &SimConfig {
         &self.config
+    }
+
+    /// The identity of the simulated GPU in its profiles: name, SM count and clock from the
+    /// configuration, memory size the largest kind's, and a UUID derived from the name, so
+    /// one configuration always gets the same UUID.
+    pub fn identity(&self) -> DeviceIdentity {
+        let name = &self.config().name;
+        let hash =
+            memtune_core::digest::of_value(&serde_json::json!(format!("memtune-sim:{name}")));
+        let hex = &hash[memtune_core::digest::PREFIX.len()..];
+        DeviceIdentity {
+            uuid: format!(
+                "GPU-{}-{}-{}-{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[12..16],
+                &hex[16..20],
+                &hex[20..32]
+            ),
+            name: format!("{name} (simulated)"),
+            compute_capability: ComputeCapability { major: 0, minor: 0 },
+            sm_count: self.sm_count(),
+            l2_bytes: 0,
+            shared_memory_per_block_bytes: 0,
+            shared_memory_per_block_optin_bytes: 0,
+            shared_memory_per_sm_bytes: 0,
+            global_memory_bytes: MemoryKind::ALL
+                .iter()
+                .map(|&k| self.max_footprint(k))
+                .max()
+                .unwrap_or(0),
+            sm_clock_khz: (self.clock_mhz() * 1000.0) as u64,
+            memory_clock_khz: 0,
+            memory_bus_width_bits: 0,
+            driver_version: String::new(),
+            pci_bus_id: None,
+        }
     }
 
     pub fn stats(&self) -> SimStats {
