@@ -8,23 +8,21 @@
 //! memory is never allocated.
 
 mod buffer;
+mod kernels;
 pub mod shape;
 mod timing;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig,
-    PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError};
 use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::params::{
     GroupingBucket, GroupingCounters, GroupingParams, ParamsError, SamplingParams,
 };
 use memtune_kernels::reference::grouping::{GroupingError, Table};
-use memtune_kernels::{compile_ptx, grouping, sampling, stencil, CompileError, KernelSource};
+use memtune_kernels::{compile_ptx, CompileError, KernelSource};
 
 use crate::device::{self, DeviceError};
 use buffer::Buffer;
@@ -152,22 +150,12 @@ impl Runtime {
             0
         };
         self.check_free(device_bytes)?;
-        let function = self.function(&sampling::SOURCE, &[], sampling::SAMPLE)?;
+        let function = self.sampling_function()?;
         let region = Buffer::upload(memory, data)?;
         let sum = Buffer::upload(MemoryKind::Device, &[0u64])?;
-        let (blocks, block) = sampling_grid(self.identity.sm_count);
-        let config = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        for pass in &passes {
-            let mut launch = self.stream.launch_builder(&function);
-            launch.arg(&region.dptr).arg(&sum.dptr).arg(pass);
-            // SAFETY: the kernel reads words below n_words = data.len() of `region` and
-            // adds to the one u64 of `sum`; both outlive the synchronisation below.
-            unsafe { launch.launch(config) }.map_err(cuda("cuLaunchKernel(memtune_sampling)"))?;
-        }
+        // SAFETY: `region` holds n_words = data.len() words and `sum` one u64; both
+        // outlive the synchronisation below.
+        unsafe { self.launch_sampling_passes(&function, region.dptr, sum.dptr, &passes) }?;
         self.sync()?;
         let mut out = [0u64];
         sum.read(&mut out)?;
@@ -229,10 +217,7 @@ impl Runtime {
             }
             + if copy { byte_len(keys) } else { 0 };
         self.check_free(device_bytes)?;
-        let init = self.function(&grouping::SOURCE, &[], grouping::INIT)?;
-        let insert = self.function(&grouping::SOURCE, &[], grouping::INSERT)?;
-        let insert_spill = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILL)?;
-        let insert_spilled = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILLED)?;
+        let kernels = self.grouping_kernels()?;
 
         let input = Buffer::upload(input_memory, keys)?;
         let table = Buffer::allocate(table_memory, table_bytes as usize)?;
@@ -246,52 +231,20 @@ impl Runtime {
         } else {
             None
         };
-        let sm = self.identity.sm_count;
-        let config = |n: u64| LaunchConfig {
-            grid_dim: (shape::grouping_blocks(n, sm), 1, 1),
-            block_dim: (GROUPING_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-
-        let mut launch = self.stream.launch_builder(&init);
-        launch.arg(&table.dptr).arg(&counters.dptr).arg(&params);
-        // SAFETY: writes `capacity` buckets of `table` and the counters.
-        unsafe { launch.launch(config(capacity)) }
-            .map_err(cuda("cuLaunchKernel(memtune_grouping_init)"))?;
-        for (i, pass) in passes.iter().enumerate() {
-            let mut launch;
-            match (&spill, i) {
-                (Some(spill), 0) => {
-                    launch = self.stream.launch_builder(&insert_spill);
-                    launch
-                        .arg(&input.dptr)
-                        .arg(&table.dptr)
-                        .arg(&counters.dptr)
-                        .arg(&spill.dptr)
-                        .arg(pass);
-                }
-                (Some(spill), _) => {
-                    launch = self.stream.launch_builder(&insert_spilled);
-                    launch
-                        .arg(&spill.dptr)
-                        .arg(&table.dptr)
-                        .arg(&counters.dptr)
-                        .arg(pass);
-                }
-                (None, _) => {
-                    launch = self.stream.launch_builder(&insert);
-                    launch
-                        .arg(&input.dptr)
-                        .arg(&table.dptr)
-                        .arg(&counters.dptr)
-                        .arg(pass);
-                }
-            }
-            // SAFETY: reads n_keys keys of `input` (or the spilled ones, at most n_keys, of
-            // `spill`, which has room for n_keys), probes within `capacity` buckets of
-            // `table`; every buffer outlives the synchronisation below.
-            unsafe { launch.launch(config(n_keys)) }
-                .map_err(cuda("cuLaunchKernel(memtune_grouping_insert*)"))?;
+        let spill_dptr = spill.as_ref().map(|spill| spill.dptr);
+        // SAFETY: `table` holds `capacity` buckets and `counters` the counters; `input`
+        // holds n_keys keys and `spill`, when there is one, room for n_keys; every buffer
+        // outlives the synchronisation below.
+        unsafe {
+            self.launch_grouping_init(&kernels, table.dptr, counters.dptr, &params)?;
+            self.launch_grouping_passes(
+                &kernels,
+                input.dptr,
+                table.dptr,
+                counters.dptr,
+                spill_dptr,
+                &passes,
+            )?;
         }
         self.sync()?;
         let mut read = Table {
@@ -341,28 +294,12 @@ impl Runtime {
 
         self.bind()?;
         self.check_free(2 * byte_len(input))?;
-        let [bx, by, bz] = shape.block_defines.map(|b| b.to_string());
-        let defines = [
-            (stencil::ELEMENT_DEFINE, T::NAME),
-            ("MEMTUNE_BX", bx.as_str()),
-            ("MEMTUNE_BY", by.as_str()),
-            ("MEMTUNE_BZ", bz.as_str()),
-        ];
-        let function = self.function(&stencil::SOURCE, &defines, shape.entry)?;
+        let function = self.stencil_function::<T>(&shape)?;
         let src = Buffer::upload(MemoryKind::Device, input)?;
         let dst = Buffer::allocate(MemoryKind::Device, byte_len(input) as usize)?;
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&src.dptr).arg(&dst.dptr).arg(&shape.params);
-        // SAFETY: reads and writes the nx*ny*nz = input.len() cells of `src` and `dst`
-        // (checked by stencil_launch), which do not overlap and outlive the sync below.
-        unsafe {
-            launch.launch(LaunchConfig {
-                grid_dim: shape.grid,
-                block_dim: shape.block,
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(cuda("cuLaunchKernel(memtune_stencil)"))?;
+        // SAFETY: `src` and `dst` are separate allocations of the nx*ny*nz = input.len()
+        // cells of T (checked by stencil_launch) and outlive the sync below.
+        unsafe { self.launch_stencil(&function, src.dptr, dst.dptr, &shape) }?;
         self.sync()?;
         let mut out = vec![T::default(); input.len()];
         dst.read(&mut out)?;

@@ -7,18 +7,16 @@
 
 use std::ops::Range;
 
+use cudarc::driver::result;
 use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-use cudarc::driver::{result, LaunchConfig, PushKernelArg};
 use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::MemoryKind;
 use memtune_kernels::params::{GroupingBucket, GroupingCounters, GroupingParams, SamplingParams};
-use memtune_kernels::{grouping, sampling, stencil};
 
 use super::buffer::Buffer;
-use super::shape::{self, GROUPING_BLOCK};
 use super::{
-    check_kind, cuda, grouping_scopes, sampling_grid, sampling_scopes, stencil_launch, LaunchError,
-    Runtime, StencilElement,
+    check_kind, cuda, grouping_scopes, sampling_scopes, stencil_launch, LaunchError, Runtime,
+    StencilElement,
 };
 
 /// Milliseconds of each timed run, in run order.
@@ -176,27 +174,15 @@ impl Runtime {
         let passes = with_scopes(sampling_scopes(n_words, plan)?, |s| params.with_scope(s))?;
         self.bind()?;
         self.check_free(8)?;
-        let function = self.function(&sampling::SOURCE, &[], sampling::SAMPLE)?;
+        let function = self.sampling_function()?;
         let sum = Buffer::allocate(MemoryKind::Device, 8)?;
-        let (blocks, block) = sampling_grid(self.identity.sm_count);
-        let config = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
         let timing = self.time_runs(
             runs,
             |rt| rt.zero(&sum, 8),
-            |rt| {
-                for pass in &passes {
-                    let mut launch = rt.stream.launch_builder(&function);
-                    launch.arg(&region.buffer.dptr).arg(&sum.dptr).arg(pass);
-                    // SAFETY: reads words below n_words <= region.len of `region`, adds to
-                    // the one u64 of `sum`; both outlive the synchronisation in time_runs.
-                    unsafe { launch.launch(config) }
-                        .map_err(cuda("cuLaunchKernel(memtune_sampling)"))?;
-                }
-                Ok(())
+            // SAFETY: `region` holds region.len >= n_words words and `sum` one u64; both
+            // outlive the synchronisation in time_runs.
+            |rt| unsafe {
+                rt.launch_sampling_passes(&function, region.buffer.dptr, sum.dptr, &passes)
             },
         )?;
         let mut out = [0u64];
@@ -240,10 +226,7 @@ impl Runtime {
         } + if copy { keys.bytes() } else { 0 }
             + 64;
         self.check_free(device_bytes)?;
-        let init = self.function(&grouping::SOURCE, &[], grouping::INIT)?;
-        let insert = self.function(&grouping::SOURCE, &[], grouping::INSERT)?;
-        let insert_spill = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILL)?;
-        let insert_spilled = self.function(&grouping::SOURCE, &[], grouping::INSERT_SPILLED)?;
+        let kernels = self.grouping_kernels()?;
         let table = Buffer::allocate(table_memory, table_bytes)?;
         let counters =
             Buffer::allocate(MemoryKind::Device, std::mem::size_of::<GroupingCounters>())?;
@@ -252,59 +235,24 @@ impl Runtime {
         } else {
             None
         };
-        let sm = self.identity.sm_count;
-        let config = |n: u64| LaunchConfig {
-            grid_dim: (shape::grouping_blocks(n, sm), 1, 1),
-            block_dim: (GROUPING_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let spill_dptr = spill.as_ref().map(|spill| spill.dptr);
         let timing = self.time_runs(
             runs,
-            |rt| {
-                let mut launch = rt.stream.launch_builder(&init);
-                launch.arg(&table.dptr).arg(&counters.dptr).arg(&params);
-                // SAFETY: writes `capacity` buckets of `table` and the counters.
-                unsafe { launch.launch(config(capacity)) }
-                    .map_err(cuda("cuLaunchKernel(memtune_grouping_init)"))?;
-                Ok(())
-            },
-            |rt| {
-                for (i, pass) in passes.iter().enumerate() {
-                    let mut launch;
-                    match (&spill, i) {
-                        (Some(spill), 0) => {
-                            launch = rt.stream.launch_builder(&insert_spill);
-                            launch
-                                .arg(&keys.buffer.dptr)
-                                .arg(&table.dptr)
-                                .arg(&counters.dptr)
-                                .arg(&spill.dptr)
-                                .arg(pass);
-                        }
-                        (Some(spill), _) => {
-                            launch = rt.stream.launch_builder(&insert_spilled);
-                            launch
-                                .arg(&spill.dptr)
-                                .arg(&table.dptr)
-                                .arg(&counters.dptr)
-                                .arg(pass);
-                        }
-                        (None, _) => {
-                            launch = rt.stream.launch_builder(&insert);
-                            launch
-                                .arg(&keys.buffer.dptr)
-                                .arg(&table.dptr)
-                                .arg(&counters.dptr)
-                                .arg(pass);
-                        }
-                    }
-                    // SAFETY: as in Runtime::grouping: n_keys keys of `keys` (or at most
-                    // n_keys spilled ones), probes within `capacity` buckets of `table`;
-                    // every buffer outlives the synchronisation in time_runs.
-                    unsafe { launch.launch(config(n_keys)) }
-                        .map_err(cuda("cuLaunchKernel(memtune_grouping_insert*)"))?;
-                }
-                Ok(())
+            // SAFETY: `table` holds `capacity` buckets and `counters` the counters; both
+            // outlive the synchronisation in time_runs.
+            |rt| unsafe { rt.launch_grouping_init(&kernels, table.dptr, counters.dptr, &params) },
+            // SAFETY: as in Runtime::grouping: `keys` holds n_keys keys and `spill`, when
+            // there is one, room for n_keys; `table` holds `capacity` buckets; every buffer
+            // outlives the synchronisation in time_runs.
+            |rt| unsafe {
+                rt.launch_grouping_passes(
+                    &kernels,
+                    keys.buffer.dptr,
+                    table.dptr,
+                    counters.dptr,
+                    spill_dptr,
+                    &passes,
+                )
             },
         )?;
         let mut c = [GroupingCounters::default()];
@@ -362,36 +310,16 @@ impl Runtime {
         let shape = stencil_launch(dims, input.len as usize, repeats, plan, elem)?;
         self.bind()?;
         self.check_free(input.bytes())?;
-        let [bx, by, bz] = shape.block_defines.map(|b| b.to_string());
-        let defines = [
-            (stencil::ELEMENT_DEFINE, T::NAME),
-            ("MEMTUNE_BX", bx.as_str()),
-            ("MEMTUNE_BY", by.as_str()),
-            ("MEMTUNE_BZ", bz.as_str()),
-        ];
-        let function = self.function(&stencil::SOURCE, &defines, shape.entry)?;
+        let function = self.stencil_function::<T>(&shape)?;
         let dst = Buffer::allocate(MemoryKind::Device, input.bytes() as usize)?;
         self.zero(&dst, input.bytes() as usize)?;
-        let config = LaunchConfig {
-            grid_dim: shape.grid,
-            block_dim: shape.block,
-            shared_mem_bytes: 0,
-        };
         let timing = self.time_runs(
             runs,
             |_| Ok(()),
-            |rt| {
-                let mut launch = rt.stream.launch_builder(&function);
-                launch
-                    .arg(&input.buffer.dptr)
-                    .arg(&dst.dptr)
-                    .arg(&shape.params);
-                // SAFETY: reads and writes the input.len cells of `input` and `dst`
-                // (checked by stencil_launch), which do not overlap and outlive the sync.
-                unsafe { launch.launch(config) }
-                    .map_err(cuda("cuLaunchKernel(memtune_stencil)"))?;
-                Ok(())
-            },
+            // SAFETY: `input` and `dst` are separate device allocations of the input.len
+            // cells of T (checked above and by stencil_launch) and outlive the sync in
+            // time_runs.
+            |rt| unsafe { rt.launch_stencil(&function, input.buffer.dptr, dst.dptr, &shape) },
         )?;
         let mut out = vec![0u8; input.bytes() as usize];
         dst.read(&mut out)?;
