@@ -393,6 +393,7 @@ fn measured_floats_survive_the_round_trip_exactly() {
             })
             .collect(),
         knee_bytes: None,
+        draw_cost_relative: None,
     });
     let dir = TempDir::new().unwrap();
     let store = Store::new(dir.path());

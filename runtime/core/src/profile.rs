@@ -285,6 +285,11 @@ pub struct RandomAccessCurve {
     pub points: Vec<RandomAccessPoint>,
     /// The region size where throughput falls off, if it does inside the swept range.
     pub knee_bytes: Option<u64>,
+    /// What drawing a random position and skipping it costs (a scoped pass does this for
+    /// every position outside its scope), relative to the fastest random read of `points`.
+    /// Absent when not measured (older profiles, the simulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_cost_relative: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -426,6 +431,7 @@ mod tests {
         let m: Section<RandomAccessCurve> = Section::Measured(RandomAccessCurve {
             points: vec![],
             knee_bytes: Some(4096),
+            draw_cost_relative: None,
         });
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["status"], "measured");

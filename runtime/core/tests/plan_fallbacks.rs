@@ -40,6 +40,7 @@ fn curve(points: &[(u64, f64)], knee_bytes: Option<u64>) -> RandomAccessCurve {
             })
             .collect(),
         knee_bytes,
+        draw_cost_relative: None,
     }
 }
 

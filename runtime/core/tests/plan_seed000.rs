@@ -136,7 +136,11 @@ impl Gpu {
             .filter(|&(_, fall)| fall >= 1.1)
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(region, _)| region);
-        RandomAccessCurve { points, knee_bytes }
+        RandomAccessCurve {
+            points,
+            knee_bytes,
+            draw_cost_relative: None,
+        }
     }
 
     /// Device memory measured as above; the paper measured nothing else.

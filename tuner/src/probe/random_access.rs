@@ -79,7 +79,11 @@ pub fn sweep_random_access(
     }
     points.sort_by_key(|p| p.region_bytes);
     let knee_bytes = random_access_knee(&points);
-    Ok(RandomAccessCurve { points, knee_bytes })
+    Ok(RandomAccessCurve {
+        points,
+        knee_bytes,
+        draw_cost_relative: None,
+    })
 }
 
 /// The region after which throughput falls the most, if it falls by at least 10% between

@@ -125,6 +125,7 @@ mod tests {
                 })
                 .collect(),
             knee_bytes: None,
+            draw_cost_relative: None,
         }
     }
 
