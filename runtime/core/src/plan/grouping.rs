@@ -6,8 +6,7 @@
 
 use super::error::{fits_in_memory, PlanError};
 use super::passes::{self, Split, MIN_GAIN};
-use super::read_cost::{fastest_reads_per_second, ReadCost};
-use super::sampling::DRAW_COST;
+use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
 use crate::profile::{MemoryKind, Profile};
@@ -108,7 +107,8 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
     // probing, atomics) is the same in every plan and left out.
     let read_input = KEY_BYTES / input.bytes_per_second;
     let move_on_device = KEY_BYTES / device.bytes_per_second;
-    let skip = DRAW_COST / hit_reads_per_second;
+    let draw = DrawCost::of(translation.curve, 1.0 / hit_reads_per_second);
+    let skip = draw.seconds;
     let one_pass = read_input + cost.seconds(table);
     let naive = |s: Split| {
         let p = f64::from(s.passes);
@@ -158,7 +158,10 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
             choice = (approach, Some(split), time);
         }
     }
-    reasons.push(format!("{costs} (the work common to every plan left out)"));
+    reasons.push(format!(
+        "{costs} (the work common to every plan left out; a key of another scope is skipped at draw cost {})",
+        draw.source
+    ));
 
     let (approach, Some(split), _) = choice else {
         reasons.push(format!(

@@ -92,6 +92,52 @@ impl ReadCost {
     }
 }
 
+/// A position drawn but outside the pass's scope costs this share of the fastest random read
+/// when the profile does not say: calibrated on seed 000 §6.1's P100, where 2 GB scopes were
+/// "purely bound by the pass overhead" beyond 8 GB and still 2x faster at 16 GB
+/// (docs/planners.md).
+pub(crate) const DEFAULT_DRAW_COST: f64 = 0.125;
+
+/// What drawing a position and skipping it costs, in seconds GPU-wide, and where that came
+/// from (for the reasons).
+pub(crate) struct DrawCost {
+    pub seconds: f64,
+    pub source: String,
+}
+
+impl DrawCost {
+    /// The curve's measured `draw_cost_relative`, against the fastest read of that same
+    /// curve; failing that (not measured, not a finite non-negative number, or a curve with
+    /// no positive throughput), [`DEFAULT_DRAW_COST`] of `hit_seconds`, the fastest read of
+    /// any kind.
+    pub(crate) fn of(curve: Option<&RandomAccessCurve>, hit_seconds: f64) -> DrawCost {
+        let measured = curve.and_then(|c| {
+            let d = c
+                .draw_cost_relative
+                .filter(|d| d.is_finite() && *d >= 0.0)?;
+            let fastest = c
+                .points
+                .iter()
+                .map(|p| p.reads_per_second)
+                .filter(|r| r.is_finite() && *r > 0.0)
+                .reduce(f64::max)?;
+            Some((d, fastest))
+        });
+        match measured {
+            Some((d, fastest)) => DrawCost {
+                seconds: d / fastest,
+                source: format!("{d} of the curve's fastest read, from the profile (draw_cost_relative)"),
+            },
+            None => DrawCost {
+                seconds: DEFAULT_DRAW_COST * hit_seconds,
+                source: format!(
+                    "{DEFAULT_DRAW_COST} of the fastest read, assumed (seed 000's P100 calibration; draw cost not measured, run `cargo tune`)"
+                ),
+            },
+        }
+    }
+}
+
 /// The fastest random-read throughput measured for any memory kind, in reads per second:
 /// the reference "read that hits" against which a drawn-but-skipped read is weighed.
 pub(crate) fn fastest_reads_per_second(profile: &Profile) -> Option<f64> {

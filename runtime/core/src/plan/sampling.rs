@@ -4,7 +4,7 @@
 
 use super::error::{fits_in_memory, PlanError};
 use super::passes::{self, Split, MIN_GAIN};
-use super::read_cost::{fastest_reads_per_second, ReadCost};
+use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
 use crate::profile::{MemoryKind, Profile};
@@ -12,11 +12,6 @@ use serde::{Deserialize, Serialize};
 
 /// Bytes of one sampled value: the sampling kernel reads 4-byte words.
 pub const READ_BYTES: u64 = 4;
-
-/// A position drawn but outside the pass's scope costs this share of a read that hits every
-/// TLB level. Calibrated on seed 000 §6.1's P100: with 2 GB scopes it is "purely bound by the
-/// pass overhead" beyond 8 GB and still 2x faster at 16 GB (docs/planners.md).
-pub(crate) const DRAW_COST: f64 = 0.125;
 
 /// A kernel launch costs about one hit read per thread (a few microseconds on a full GPU).
 const LAUNCH_COST: f64 = 1.0;
@@ -86,11 +81,12 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
 
     // Seconds per read, GPU-wide: the reads at the scope's rate, plus every pass after the
     // first redrawing the stream, plus one launch per pass spread over a thread's reads.
+    let draw = DrawCost::of(translation.curve, hit);
     let launch = LAUNCH_COST * hit / f64::from(workload.reads_per_thread);
     let one_pass = cost.seconds(region) + launch;
     let scoped = |s: Split| {
         let p = f64::from(s.passes);
-        cost.seconds(s.scope_bytes) + (p - 1.0) * DRAW_COST * hit + p * launch
+        cost.seconds(s.scope_bytes) + (p - 1.0) * draw.seconds + p * launch
     };
     let Some((best, best_time)) = passes::cheapest(region, translation.granule(), scoped) else {
         reasons.push("the region fits in one page: not scoped".to_string());
@@ -98,10 +94,12 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     };
     let speedup = one_pass / best_time;
     let weigh = format!(
-        "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each further pass redraws the stream at {DRAW_COST} per read",
+        "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each further pass redraws the stream at {:.3} per read (draw cost {})",
         cost.seconds(region) / hit,
         bytes(best.scope_bytes),
         cost.seconds(best.scope_bytes) / hit,
+        draw.seconds / hit,
+        draw.source,
     );
     reasons.push(weigh);
     if speedup < MIN_GAIN {

@@ -8,6 +8,12 @@ use crate::profile::{MemoryKind, Profile, RandomAccessCurve, Section, TlbKind, T
 /// page any memory kind uses (4 KiB host pages).
 const FALLBACK_GRANULE: u64 = 4096;
 
+/// A fall of the random-access curve is a boundary when throughput drops by at least this
+/// ratio from one region to the next, or over two doublings (a window of three regions),
+/// comparing the medians of each region's repeats: the same 10% the knee detector asks of
+/// its one, largest fall (`tuner/src/probe/random_access.rs`).
+const FALL_RATIO: f64 = 1.1;
+
 pub(crate) struct Translation<'a> {
     pub kind: MemoryKind,
     pub tlb: Option<&'a TlbKind>,
@@ -63,8 +69,9 @@ impl<'a> Translation<'a> {
         format!("{} memory: {tlb}; {curve}", self.kind)
     }
 
-    /// The boundaries the profile shows below `size` bytes of the `what` (TLB reaches and
-    /// the curve's knee) as a reason line, or why there is nothing to scope.
+    /// The boundaries the profile shows below `size` bytes of the `what` (TLB reaches, the
+    /// curve's knee and every other significant fall of the curve) as a reason line, or why
+    /// there is nothing to scope.
     pub(crate) fn boundaries_below(&self, size: u64, what: &str) -> Result<String, String> {
         if self.tlb.is_none() && self.curve.is_none() {
             return Err(format!(
@@ -83,9 +90,20 @@ impl<'a> Translation<'a> {
         if let Some(knee) = self.curve.and_then(|c| c.knee_bytes).filter(|&k| k < size) {
             found.push(format!("random-access knee {}", bytes(knee)));
         }
+        found.extend(
+            self.falls()
+                .into_iter()
+                .filter(|&(at, _)| at < size)
+                .map(|(at, ratio)| {
+                    format!(
+                        "random-access fall at {} ({ratio:.2}x slower beyond it; cache capacity?)",
+                        bytes(at)
+                    )
+                }),
+        );
         if found.is_empty() {
             return Err(format!(
-                "no TLB reach or random-access knee below the {what} ({}): no miss to avoid, not scoped",
+                "no TLB reach or random-access knee below the {what} ({}), nor a fall of the curve: no miss to avoid, not scoped",
                 bytes(size)
             ));
         }
@@ -138,7 +156,77 @@ impl<'a> Translation<'a> {
             let side = if scope <= knee { "within" } else { "beyond" };
             effects.push(format!("{side} the random-access knee ({})", bytes(knee)));
         }
+        for (at, _) in self.falls().into_iter().filter(|&(at, _)| at < region) {
+            let side = if scope <= at { "within" } else { "beyond" };
+            effects.push(format!("{side} the random-access fall at {}", bytes(at)));
+        }
         effects.join(", ")
+    }
+
+    /// Where the curve falls significantly, other than at its knee: `(region, ratio)`, the
+    /// last region before the fall (as the knee is) and how many times slower reads are
+    /// after it. See [`curve_falls`].
+    pub(crate) fn falls(&self) -> Vec<(u64, f64)> {
+        let Some(curve) = self.curve else {
+            return Vec::new();
+        };
+        curve_falls(curve)
+            .into_iter()
+            .filter(|&(at, _)| Some(at) != curve.knee_bytes)
+            .collect()
+    }
+}
+
+/// Every significant fall of a random-access curve, as `(region, ratio)`: the region after
+/// which throughput drops and by how much. Repeats of a region count by their median. A
+/// fall is at least [`FALL_RATIO`] from one region to the next; where no single step falls
+/// that much, a window of two steps that does counts once, at its start (a gradual slope
+/// over a cache's capacity). Windows overlapping a fall already found are not counted again.
+pub(crate) fn curve_falls(curve: &RandomAccessCurve) -> Vec<(u64, f64)> {
+    let mut sorted: Vec<(u64, f64)> = curve
+        .points
+        .iter()
+        .filter(|p| p.region_bytes > 0 && p.reads_per_second > 0.0)
+        .map(|p| (p.region_bytes, p.reads_per_second))
+        .collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let medians: Vec<(u64, f64)> = sorted
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|g| (g[0].0, median_of_sorted(g)))
+        .collect();
+    let step = |i: usize, j: usize| medians[i].1 / medians[j].1;
+    let mut out: Vec<(u64, f64)> = Vec::new();
+    // The index of the last region that a counted fall spans to.
+    let mut covered_to: Option<usize> = None;
+    for i in 0..medians.len().saturating_sub(1) {
+        let single = step(i, i + 1);
+        if single >= FALL_RATIO {
+            out.push((medians[i].0, single));
+            covered_to = Some(i + 1);
+            continue;
+        }
+        let Some(j) = Some(i + 2).filter(|&j| j < medians.len()) else {
+            continue;
+        };
+        let free = covered_to.is_none_or(|c| c <= i);
+        let window = step(i, j);
+        // Only when the step after this one is no fall by itself (that one would count).
+        if free && window >= FALL_RATIO && step(i + 1, j) < FALL_RATIO {
+            out.push((medians[i].0, window));
+            covered_to = Some(j);
+        }
+    }
+    out
+}
+
+/// The median throughput of one region's repeats, sorted by throughput (the lower middle
+/// one of an even count is averaged with the upper).
+fn median_of_sorted(group: &[(u64, f64)]) -> f64 {
+    let n = group.len();
+    if n % 2 == 1 {
+        group[n / 2].1
+    } else {
+        (group[n / 2 - 1].1 + group[n / 2].1) / 2.0
     }
 }
 
@@ -154,4 +242,47 @@ fn describe_level(l: &TlbLevel) -> String {
         bytes(l.reach_bytes),
         l.miss_penalty_cycles
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::RandomAccessPoint;
+
+    fn curve(points: &[(u64, f64)]) -> RandomAccessCurve {
+        RandomAccessCurve {
+            points: points
+                .iter()
+                .map(|&(region_bytes, reads_per_second)| RandomAccessPoint {
+                    region_bytes,
+                    reads_per_second,
+                })
+                .collect(),
+            knee_bytes: None,
+            draw_cost_relative: None,
+        }
+    }
+
+    #[test]
+    fn falls_count_single_steps_and_two_step_windows_by_median() {
+        let c = curve(&[
+            (1, 100.0),
+            (2, 100.0),
+            // One slow repeat does not make a fall: the median is 99.
+            (4, 99.0),
+            (4, 50.0),
+            (4, 99.0),
+            // A single step of 1.25x.
+            (8, 80.0),
+            // Two steps of ~1.07x from 8: one window fall at 8, 80 -> 70.
+            (16, 75.0),
+            (32, 70.0),
+            (64, 70.0),
+        ]);
+        let falls = curve_falls(&c);
+        let at: Vec<u64> = falls.iter().map(|f| f.0).collect();
+        assert_eq!(at, vec![4, 8], "{falls:?}");
+        assert!((falls[0].1 - 99.0 / 80.0).abs() < 1e-12);
+        assert!((falls[1].1 - 80.0 / 70.0).abs() < 1e-12);
+    }
 }
