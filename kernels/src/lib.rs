@@ -56,11 +56,15 @@ pub mod random_access {
     pub const FILL: &str = "memtune_fill_words";
     /// `memtune_random_sample(data: *const u32, n_words: u64, reads: u32, seed: u64, sum: *mut u64)`
     pub const SAMPLE: &str = "memtune_random_sample";
+    /// `memtune_random_draw(data: *const u32, n_words: u64, reads: u32, seed: u64,
+    /// scope_begin: u64, scope_end: u64, sum: *mut u64)`: the draws of `SAMPLE`, reading
+    /// only positions in `[scope_begin, scope_end)` (none for an empty scope).
+    pub const DRAW: &str = "memtune_random_draw";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "random_access.cu",
         source: include_str!("../cuda/random_access.cu"),
-        entries: &[FILL, SAMPLE],
+        entries: &[FILL, SAMPLE, DRAW],
     };
 
     /// The value `memtune_fill_words` stores at word `i`.
@@ -74,6 +78,19 @@ pub mod random_access {
     /// The sum `memtune_random_sample` computes over data filled by `memtune_fill_words`,
     /// recomputed on the CPU: the check that every read landed where it should.
     pub fn expected_sum(threads: u64, n_words: u64, reads: u32, seed: u64) -> u64 {
+        expected_scoped_sum(threads, n_words, reads, seed, 0, n_words)
+    }
+
+    /// The sum `memtune_random_draw` computes with scope `[scope_begin, scope_end)`: only
+    /// positions in the scope are read (an empty scope sums to zero).
+    pub fn expected_scoped_sum(
+        threads: u64,
+        n_words: u64,
+        reads: u32,
+        seed: u64,
+        scope_begin: u64,
+        scope_end: u64,
+    ) -> u64 {
         (0..threads)
             .map(|t| {
                 let mut x = seed ^ t.wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -83,11 +100,29 @@ pub mod random_access {
                         .wrapping_mul(6_364_136_223_846_793_005)
                         .wrapping_add(1_442_695_040_888_963_407);
                     let pos = ((u128::from(x) * u128::from(n_words)) >> 64) as u64;
-                    acc = acc.wrapping_add(word_hash(pos));
+                    if (scope_begin..scope_end).contains(&pos) {
+                        acc = acc.wrapping_add(word_hash(pos));
+                    }
                 }
                 u64::from(acc)
             })
             .sum()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn scoped_sum_bounds() {
+            let (threads, n, reads, seed) = (64, 1 << 20, 16, 0x5eed);
+            assert_eq!(expected_scoped_sum(threads, n, reads, seed, 0, 0), 0);
+            assert_eq!(
+                expected_scoped_sum(threads, n, reads, seed, 0, n),
+                expected_sum(threads, n, reads, seed)
+            );
+            assert!(expected_scoped_sum(threads, n, reads, seed, 0, n / 2) > 0);
+        }
     }
 }
 

@@ -337,6 +337,8 @@ fn random_access_knee_is_at_the_costliest_reach() {
         let reach = costliest.entries * costliest.page_bytes;
         let expected = 1u64 << (63 - reach.leading_zeros());
         assert_eq!(curve.knee_bytes, Some(expected), "{name}");
+        // The simulator does not model the cost of a skipped draw.
+        assert_eq!(curve.draw_cost_relative, None, "{name}");
         assert!(curve
             .points
             .iter()

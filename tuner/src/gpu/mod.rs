@@ -68,6 +68,7 @@ struct Kernels {
     chase_pair: CudaFunction,
     fill: CudaFunction,
     sample: CudaFunction,
+    draw: CudaFunction,
 }
 
 /// An open GPU, ready to probe.
@@ -134,7 +135,7 @@ impl Gpu {
         let [chase_init, chase, chase_pair]: [CudaFunction; 3] = load(&pointer_chase::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("pointer_chase.cu entry list changed".into()))?;
-        let [fill, sample]: [CudaFunction; 2] = load(&random_access::SOURCE)?
+        let [fill, sample, draw]: [CudaFunction; 3] = load(&random_access::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
         let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
@@ -159,6 +160,7 @@ impl Gpu {
                 chase_pair,
                 fill,
                 sample,
+                draw,
             },
             identity,
             limits,
@@ -410,6 +412,73 @@ impl Gpu {
                 if got != want {
                     return Err(GpuError::Check(format!(
                         "random sampling over {region} bytes of {kind} memory summed {got}, the CPU reference {want}"
+                    )));
+                }
+                continue; // the warm-up run
+            }
+            times.push(f64::from(start.elapsed_ms(&end).map_err(cuda("timing"))?));
+        }
+        times.sort_by(f64::total_cmp);
+        let median_s = times[times.len() / 2] / 1e3;
+        Ok((threads * u64::from(reads)) as f64 / median_s)
+    }
+
+    /// What drawing a random position and skipping it costs, in draws per second: the grid,
+    /// reads per thread and timing of `random_access` over `region` bytes of `kind`, through
+    /// `memtune_random_draw` with an empty scope, so nothing is read (the buffer needs no
+    /// fill). The sum must come back zero.
+    pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
+        let base = self.buffer(kind, region)?;
+        let n_words = region / 4;
+        let reads: u32 = if kind == MemoryKind::Pinned { 8 } else { 64 };
+        let blocks = self.identity.sm_count.max(1) * 4;
+        let threads = u64::from(blocks) * 256;
+        let seed = 0x5eed_u64 ^ region;
+        let (scope_begin, scope_end) = (0u64, 0u64);
+        let mut sum = self
+            .stream
+            .alloc_zeros::<u64>(1)
+            .map_err(cuda("allocating the sum"))?;
+        let mut times = Vec::new();
+        for run in 0..4 {
+            self.stream
+                .memset_zeros(&mut sum)
+                .map_err(cuda("zeroing the sum"))?;
+            let start = self
+                .stream
+                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda("recording an event"))?;
+            let mut draw = self.stream.launch_builder(&self.kernels.draw);
+            draw.arg(&base)
+                .arg(&n_words)
+                .arg(&reads)
+                .arg(&seed)
+                .arg(&scope_begin)
+                .arg(&scope_end)
+                .arg(&mut sum);
+            // SAFETY: reads only positions in the (empty) scope; `sum` is one word.
+            unsafe {
+                draw.launch(LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+            }
+            .map_err(cuda("launching memtune_random_draw"))?;
+            let end = self
+                .stream
+                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda("recording an event"))?;
+            end.synchronize()
+                .map_err(cuda("waiting for memtune_random_draw"))?;
+            if run == 0 {
+                let got = self
+                    .stream
+                    .clone_dtoh(&sum)
+                    .map_err(cuda("reading the sum"))?[0];
+                if got != 0 {
+                    return Err(GpuError::Check(format!(
+                        "drawing over {region} bytes of {kind} memory with an empty scope summed {got}, not 0"
                     )));
                 }
                 continue; // the warm-up run

@@ -62,4 +62,10 @@ impl MemorySystem for Gpu {
     fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
         Gpu::random_access(self, kind, region).map_err(|e| backend(kind, e))
     }
+
+    fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<Option<f64>, BackendError> {
+        Gpu::draw_cost(self, kind, region)
+            .map(Some)
+            .map_err(|e| backend(kind, e))
+    }
 }

@@ -84,4 +84,12 @@ impl MemorySystem for Metered<'_> {
         calls.set(calls.get() + 1);
         self.inner.random_access(kind, region_bytes)
     }
+
+    fn draw_cost(
+        &mut self,
+        kind: MemoryKind,
+        region_bytes: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        self.inner.draw_cost(kind, region_bytes)
+    }
 }

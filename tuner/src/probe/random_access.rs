@@ -79,11 +79,31 @@ pub fn sweep_random_access(
     }
     points.sort_by_key(|p| p.region_bytes);
     let knee_bytes = random_access_knee(&points);
+    let draw_cost_relative = draw_cost_relative(system, kind, &points);
     Ok(RandomAccessCurve {
         points,
         knee_bytes,
-        draw_cost_relative: None,
+        draw_cost_relative,
     })
+}
+
+/// The cost of drawing and skipping a position relative to the fastest random read of
+/// `points`: the fastest reads per second over the draws per second, measured once on the
+/// smallest region. `None` where the system does not measure it, or the measurement fails
+/// (the curve stands without it).
+fn draw_cost_relative(
+    system: &mut dyn MemorySystem,
+    kind: MemoryKind,
+    points: &[RandomAccessPoint],
+) -> Option<f64> {
+    let smallest = points.iter().map(|p| p.region_bytes).min()?;
+    let fastest = points
+        .iter()
+        .map(|p| p.reads_per_second)
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .max_by(f64::total_cmp)?;
+    let draws_per_second = system.draw_cost(kind, smallest).ok()??;
+    (draws_per_second.is_finite() && draws_per_second > 0.0).then(|| fastest / draws_per_second)
 }
 
 /// The region after which throughput falls the most, if it falls by at least 10% between
@@ -141,6 +161,98 @@ mod tests {
             (32, 40.0),
         ]);
         assert_eq!(random_access_knee(&p), Some(8));
+    }
+
+    /// Reads per second falling with region size; draws at a fixed rate, or failing.
+    struct Fake {
+        draws: Result<Option<f64>, BackendError>,
+        draw_regions: Vec<u64>,
+    }
+
+    impl MemorySystem for Fake {
+        fn name(&self) -> String {
+            "fake".into()
+        }
+        fn clock_mhz(&self) -> f64 {
+            1000.0
+        }
+        fn sm_count(&self) -> u32 {
+            1
+        }
+        fn kinds(&self) -> Vec<MemoryKind> {
+            vec![MemoryKind::Device]
+        }
+        fn max_footprint(&self, _: MemoryKind) -> u64 {
+            MIN_REGION * 16
+        }
+        fn chase(&mut self, _: MemoryKind, _: u64, _: u64, _: u32) -> Result<f64, BackendError> {
+            Ok(100.0)
+        }
+        fn chase_pair(
+            &mut self,
+            _: MemoryKind,
+            _: u64,
+            _: u64,
+            _: u32,
+            _: u32,
+        ) -> Result<f64, BackendError> {
+            Ok(100.0)
+        }
+        fn random_access(&mut self, _: MemoryKind, region: u64) -> Result<f64, BackendError> {
+            // 4e9 reads/s at the smallest region, halving per quadrupling of the region.
+            Ok(4e9 * (MIN_REGION as f64 / region as f64).sqrt())
+        }
+        fn draw_cost(&mut self, _: MemoryKind, region: u64) -> Result<Option<f64>, BackendError> {
+            self.draw_regions.push(region);
+            self.draws.clone()
+        }
+    }
+
+    fn sweep(draws: Result<Option<f64>, BackendError>) -> (RandomAccessCurve, Vec<u64>) {
+        let mut fake = Fake {
+            draws,
+            draw_regions: Vec::new(),
+        };
+        let curve = sweep_random_access(
+            &mut fake,
+            MemoryKind::Device,
+            &ProbeOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        (curve, fake.draw_regions)
+    }
+
+    #[test]
+    fn draw_cost_is_relative_to_the_fastest_read() {
+        let (curve, regions) = sweep(Ok(Some(16e9)));
+        assert_eq!(
+            regions,
+            vec![MIN_REGION],
+            "one draw measurement, smallest region"
+        );
+        let fastest = curve
+            .points
+            .iter()
+            .map(|p| p.reads_per_second)
+            .fold(0.0, f64::max);
+        assert_eq!(fastest, 4e9);
+        let relative = curve.draw_cost_relative.unwrap();
+        assert!((relative - 0.25).abs() < 1e-12, "{relative}");
+    }
+
+    #[test]
+    fn draw_cost_unmeasured_or_failing_leaves_the_curve() {
+        let (curve, _) = sweep(Ok(None));
+        assert_eq!(curve.draw_cost_relative, None);
+        assert!(!curve.points.is_empty());
+        let (curve, _) = sweep(Err(BackendError::Launch {
+            message: "no".into(),
+        }));
+        assert_eq!(curve.draw_cost_relative, None);
+        assert!(!curve.points.is_empty());
+        let (curve, _) = sweep(Ok(Some(0.0)));
+        assert_eq!(curve.draw_cost_relative, None);
     }
 
     #[test]
