@@ -423,14 +423,15 @@ impl Gpu {
         Ok((threads * u64::from(reads)) as f64 / median_s)
     }
 
-    /// What drawing a random position and skipping it costs, in draws per second: the grid,
-    /// reads per thread and timing of `random_access` over `region` bytes of `kind`, through
+    /// What drawing a random position and skipping it costs, in draws per second: the grid
+    /// and timing of `random_access` over `region` bytes of `kind`, through
     /// `memtune_random_draw` with an empty scope, so nothing is read (the buffer needs no
-    /// fill). The sum must come back zero.
+    /// fill). The sum must come back zero. Draws are cheap: 4096 per thread keep a launch
+    /// well above the launch overhead (with 64, as reads use, an H200 measured the overhead).
     pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
         let base = self.buffer(kind, region)?;
         let n_words = region / 4;
-        let reads: u32 = if kind == MemoryKind::Pinned { 8 } else { 64 };
+        let reads: u32 = 4096;
         let blocks = self.identity.sm_count.max(1) * 4;
         let threads = u64::from(blocks) * 256;
         let seed = 0x5eed_u64 ^ region;
