@@ -368,58 +368,37 @@ impl Gpu {
         let blocks = self.identity.sm_count.max(1) * 4;
         let threads = u64::from(blocks) * 256;
         let seed = 0x5eed_u64 ^ region;
-        let mut sum = self
-            .stream
-            .alloc_zeros::<u64>(1)
-            .map_err(cuda("allocating the sum"))?;
-        let mut times = Vec::new();
-        for run in 0..4 {
-            self.stream
-                .memset_zeros(&mut sum)
-                .map_err(cuda("zeroing the sum"))?;
-            let start = self
-                .stream
-                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(cuda("recording an event"))?;
-            let mut sample = self.stream.launch_builder(&self.kernels.sample);
-            sample
-                .arg(&base)
-                .arg(&n_words)
-                .arg(&reads)
-                .arg(&seed)
-                .arg(&mut sum);
-            // SAFETY: reads positions < n_words inside the filled buffer; `sum` is one word.
-            unsafe {
-                sample.launch(LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                })
-            }
-            .map_err(cuda("launching memtune_random_sample"))?;
-            let end = self
-                .stream
-                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(cuda("recording an event"))?;
-            end.synchronize()
-                .map_err(cuda("waiting for memtune_random_sample"))?;
-            if run == 0 {
-                let got = self
-                    .stream
-                    .clone_dtoh(&sum)
-                    .map_err(cuda("reading the sum"))?[0];
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let sample = &self.kernels.sample;
+        let median_s = time_summing_launches(
+            &self.stream,
+            &mut |stream, sum| {
+                let mut launch = stream.launch_builder(sample);
+                launch
+                    .arg(&base)
+                    .arg(&n_words)
+                    .arg(&reads)
+                    .arg(&seed)
+                    .arg(sum);
+                // SAFETY: reads positions < n_words inside the filled buffer; `sum` is one word.
+                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_random_sample"))?;
+                Ok(())
+            },
+            &|got| {
                 let want = random_access::expected_sum(threads, n_words, reads, seed);
-                if got != want {
-                    return Err(GpuError::Check(format!(
+                if got == want {
+                    Ok(())
+                } else {
+                    Err(GpuError::Check(format!(
                         "random sampling over {region} bytes of {kind} memory summed {got}, the CPU reference {want}"
-                    )));
+                    )))
                 }
-                continue; // the warm-up run
-            }
-            times.push(f64::from(start.elapsed_ms(&end).map_err(cuda("timing"))?));
-        }
-        times.sort_by(f64::total_cmp);
-        let median_s = times[times.len() / 2] / 1e3;
+            },
+        )?;
         Ok((threads * u64::from(reads)) as f64 / median_s)
     }
 
@@ -436,58 +415,75 @@ impl Gpu {
         let threads = u64::from(blocks) * 256;
         let seed = 0x5eed_u64 ^ region;
         let (scope_begin, scope_end) = (0u64, 0u64);
-        let mut sum = self
-            .stream
-            .alloc_zeros::<u64>(1)
-            .map_err(cuda("allocating the sum"))?;
-        let mut times = Vec::new();
-        for run in 0..4 {
-            self.stream
-                .memset_zeros(&mut sum)
-                .map_err(cuda("zeroing the sum"))?;
-            let start = self
-                .stream
-                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(cuda("recording an event"))?;
-            let mut draw = self.stream.launch_builder(&self.kernels.draw);
-            draw.arg(&base)
-                .arg(&n_words)
-                .arg(&reads)
-                .arg(&seed)
-                .arg(&scope_begin)
-                .arg(&scope_end)
-                .arg(&mut sum);
-            // SAFETY: reads only positions in the (empty) scope; `sum` is one word.
-            unsafe {
-                draw.launch(LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                })
-            }
-            .map_err(cuda("launching memtune_random_draw"))?;
-            let end = self
-                .stream
-                .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(cuda("recording an event"))?;
-            end.synchronize()
-                .map_err(cuda("waiting for memtune_random_draw"))?;
-            if run == 0 {
-                let got = self
-                    .stream
-                    .clone_dtoh(&sum)
-                    .map_err(cuda("reading the sum"))?[0];
-                if got != 0 {
-                    return Err(GpuError::Check(format!(
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let draw = &self.kernels.draw;
+        let median_s = time_summing_launches(
+            &self.stream,
+            &mut |stream, sum| {
+                let mut launch = stream.launch_builder(draw);
+                launch
+                    .arg(&base)
+                    .arg(&n_words)
+                    .arg(&reads)
+                    .arg(&seed)
+                    .arg(&scope_begin)
+                    .arg(&scope_end)
+                    .arg(sum);
+                // SAFETY: reads only positions in the (empty) scope; `sum` is one word.
+                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_random_draw"))?;
+                Ok(())
+            },
+            &|got| {
+                if got == 0 {
+                    Ok(())
+                } else {
+                    Err(GpuError::Check(format!(
                         "drawing over {region} bytes of {kind} memory with an empty scope summed {got}, not 0"
-                    )));
+                    )))
                 }
-                continue; // the warm-up run
-            }
-            times.push(f64::from(start.elapsed_ms(&end).map_err(cuda("timing"))?));
-        }
-        times.sort_by(f64::total_cmp);
-        let median_s = times[times.len() / 2] / 1e3;
+            },
+        )?;
         Ok((threads * u64::from(reads)) as f64 / median_s)
     }
+}
+
+/// Launches a summing kernel on the stream, adding into the given one-word buffer.
+type SumLaunch<'a> = dyn FnMut(&Arc<CudaStream>, &mut CudaSlice<u64>) -> Result<(), GpuError> + 'a;
+
+/// Times a kernel that adds into one `u64`: a warm-up launch whose sum `check` verifies, then
+/// three launches timed with events; returns the median in seconds.
+fn time_summing_launches(
+    stream: &Arc<CudaStream>,
+    launch: &mut SumLaunch<'_>,
+    check: &dyn Fn(u64) -> Result<(), GpuError>,
+) -> Result<f64, GpuError> {
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let mut sum = stream
+        .alloc_zeros::<u64>(1)
+        .map_err(cuda("allocating the sum"))?;
+    let mut times = Vec::new();
+    for run in 0..4 {
+        stream
+            .memset_zeros(&mut sum)
+            .map_err(cuda("zeroing the sum"))?;
+        let start = stream
+            .record_event(timing)
+            .map_err(cuda("recording an event"))?;
+        launch(stream, &mut sum)?;
+        let end = stream
+            .record_event(timing)
+            .map_err(cuda("recording an event"))?;
+        end.synchronize().map_err(cuda("waiting for the launch"))?;
+        if run == 0 {
+            check(stream.clone_dtoh(&sum).map_err(cuda("reading the sum"))?[0])?;
+            continue; // the warm-up run
+        }
+        times.push(f64::from(start.elapsed_ms(&end).map_err(cuda("timing"))?));
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2] / 1e3)
 }
