@@ -9,6 +9,29 @@
 
 use memtune_core::profile::MemoryKind;
 
+/// The load instruction a cache chase issues (seed 002, section III).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LoadPath {
+    /// `ld.global.ca`: cached in L1 and L2.
+    L1,
+    /// `ld.global.cg`: cached in L2 only, so hits beyond L1's size show L2.
+    L2,
+    /// `ld.const`: through the constant caches; footprints up to [`CONSTANT_BANK_BYTES`].
+    Constant,
+}
+
+/// The largest constant-memory footprint a chase can use (one constant bank).
+pub const CONSTANT_BANK_BYTES: u64 = 64 * 1024;
+
+/// The share of an SM's unified L1/shared-memory storage given to L1 while a chase runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Carveout {
+    /// What the driver picks for a kernel without a preference.
+    Default,
+    /// The largest L1 the SM allows (preferred shared-memory carveout 0).
+    MaxL1,
+}
+
 /// The most loads a backend needs to time per `chase` call, after its warm-up walk.
 pub const TIMED_LOADS_CAP: u64 = 2048;
 
@@ -56,6 +79,33 @@ pub trait MemorySystem {
         let _ = (kind, region_bytes);
         Ok(None)
     }
+    /// Mean cycles per load of a single-thread chase of device memory through `path`, with
+    /// `stride_bytes` over `footprint_bytes` (`footprint / stride` elements, at most
+    /// [`MemorySystem::max_chase_elements`]), at `carveout`, timed after one full warm-up
+    /// walk. Systems without caches answer [`BackendError::Unsupported`].
+    fn cache_chase(
+        &mut self,
+        path: LoadPath,
+        carveout: Carveout,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+    ) -> Result<f64, BackendError> {
+        let _ = (path, carveout, stride_bytes, footprint_bytes);
+        Err(BackendError::Unsupported {
+            what: format!("{} has no cache model", self.name()),
+        })
+    }
+    /// The most elements one chase ring may have (the GPU keeps rings short enough that the
+    /// warm-up walk stays cheap).
+    fn max_chase_elements(&self) -> u64 {
+        u64::MAX
+    }
+    /// Cycles of one dependent shared-memory load.
+    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        Err(BackendError::Unsupported {
+            what: format!("{} has no shared-memory model", self.name()),
+        })
+    }
 }
 
 /// Why a measurement could not be made.
@@ -73,4 +123,7 @@ pub enum BackendError {
     Launch { message: String },
     #[error("{kind} memory is not available: {message}")]
     UnsupportedKind { kind: MemoryKind, message: String },
+    /// The system cannot make this kind of measurement at all.
+    #[error("not supported: {what}")]
+    Unsupported { what: String },
 }

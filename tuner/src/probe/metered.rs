@@ -1,6 +1,6 @@
 //! Counts what a probe asks of its backend, in the units a real GPU pays: calls and loads.
 
-use super::backend::{BackendError, MemorySystem, TIMED_LOADS_CAP};
+use super::backend::{BackendError, Carveout, LoadPath, MemorySystem, TIMED_LOADS_CAP};
 use memtune_core::profile::MemoryKind;
 use std::cell::Cell;
 
@@ -91,5 +91,25 @@ impl MemorySystem for Metered<'_> {
         region_bytes: u64,
     ) -> Result<Option<f64>, BackendError> {
         self.inner.draw_cost(kind, region_bytes)
+    }
+
+    fn cache_chase(
+        &mut self,
+        path: LoadPath,
+        carveout: Carveout,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+    ) -> Result<f64, BackendError> {
+        self.count_chase(stride_bytes, footprint_bytes, 1);
+        self.inner
+            .cache_chase(path, carveout, stride_bytes, footprint_bytes)
+    }
+
+    fn max_chase_elements(&self) -> u64 {
+        self.inner.max_chase_elements()
+    }
+
+    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        self.inner.shared_memory_latency()
     }
 }

@@ -15,7 +15,9 @@ mod sharing;
 mod steps;
 mod sweep;
 
-pub use backend::{BackendError, MemorySystem, TIMED_LOADS_CAP};
+pub use backend::{
+    BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
+};
 pub use infer_tlb::infer_tlb;
 pub use options::ProbeOptions;
 pub use progress::{NoProgress, Progress, ProgressEvent, Stage};
