@@ -48,6 +48,34 @@ pub mod pointer_chase {
     };
 }
 
+/// Cache probe: single-thread chases through L1 (`ld.global.ca`), the constant cache and
+/// shared memory. The L2 path is `pointer_chase::CHASE` (`ld.global.cg`).
+pub mod cache_chase {
+    use super::KernelSource;
+
+    /// `memtune_chase_ca(start: u64, warm_steps: u32, steps: u32, out: *mut u64)`, on a ring
+    /// written by `pointer_chase::INIT`.
+    pub const CHASE_CA: &str = "memtune_chase_ca";
+    /// `memtune_chase_const(start: u32, warm_steps: u32, steps: u32, out: *mut u64)`, on
+    /// [`CONST_RING`] holding word indices.
+    pub const CHASE_CONST: &str = "memtune_chase_const";
+    /// `memtune_chase_shared(count: u32, stride_words: u32, steps: u32, out: *mut u64)`
+    pub const CHASE_SHARED: &str = "memtune_chase_shared";
+    /// The `__constant__ unsigned int[CONST_RING_WORDS]` the constant chase walks.
+    pub const CONST_RING: &str = "memtune_const_ring";
+    pub const CONST_RING_WORDS: usize = 16384;
+    /// Words the shared-memory chase's ring may span.
+    pub const SHARED_RING_WORDS: u32 = 1024;
+    /// Length of `out`: cycles, then the value reached.
+    pub const OUT_LEN: usize = 2;
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "cache_chase.cu",
+        source: include_str!("../cuda/cache_chase.cu"),
+        entries: &[CHASE_CA, CHASE_CONST, CHASE_SHARED],
+    };
+}
+
 /// Random sampling: region fill with a hash of the index, and the sampling kernel.
 pub mod random_access {
     use super::KernelSource;
@@ -230,6 +258,7 @@ pub mod zero_copy {
 /// Every kernel source of this crate.
 pub const SOURCES: &[KernelSource] = &[
     pointer_chase::SOURCE,
+    cache_chase::SOURCE,
     random_access::SOURCE,
     sampling::SOURCE,
     grouping::SOURCE,

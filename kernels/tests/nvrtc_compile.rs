@@ -72,3 +72,20 @@ fn chase_kernel_uses_l1_bypassing_loads() {
     assert!(text.contains("%smid"), "no %smid read in PTX");
     assert!(text.contains("%clock64"), "no %clock64 read in PTX");
 }
+
+/// The cache chases must issue the loads the probe reads off: L1-caching global loads,
+/// constant-bank loads and shared-memory loads.
+#[test]
+fn cache_chases_use_their_load_paths() {
+    require_nvrtc();
+    let source = &memtune_kernels::cache_chase::SOURCE;
+    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
+    let text = ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}"));
+    for load in ["ld.global.ca.u64", "ld.const.u32", "ld.volatile.shared.u32"] {
+        assert!(text.contains(load), "no {load} in PTX");
+    }
+    assert!(
+        text.contains(".const .align 4 .b8 memtune_const_ring[65536]"),
+        "the constant ring is not one 64 KiB bank"
+    );
+}

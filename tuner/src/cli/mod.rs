@@ -134,12 +134,32 @@ pub struct RawArgs {
     /// Growth factor between footprints.
     #[arg(long, default_value_t = 2.0)]
     pub factor: f64,
-    /// SM to run the chase on.
+    /// SM to run the chase on (TLB chases; cache chases run on whichever SM takes block 0).
     #[arg(long, default_value_t = 0)]
     pub sm: u32,
+    /// Chase device memory through this cache path instead (chase only): l1 (ld.global.ca),
+    /// l2 (ld.global.cg) or constant (footprints up to 64 KiB).
+    #[arg(long, value_enum)]
+    pub path: Option<CachePath>,
+    /// L1/shared-memory split for `--path l1`.
+    #[arg(long, value_enum, default_value = "default")]
+    pub carveout: CarveoutArg,
     /// GPU ordinal.
     #[arg(long = "gpu", default_value_t = 0)]
     pub gpu: usize,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CachePath {
+    L1,
+    L2,
+    Constant,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CarveoutArg {
+    Default,
+    MaxL1,
 }
 
 /// Runs the command line and returns the process exit code.

@@ -3,8 +3,9 @@
 
 use super::exit::{CliError, Exit};
 use super::render::bytes;
-use super::RawArgs;
-use crate::gpu::{Bounds, Gpu, GpuError, MAX_CHASE_ELEMENTS};
+use super::{CachePath, CarveoutArg, RawArgs};
+use crate::gpu::{Bounds, Gpu, GpuError, MAX_CACHE_CHASE_ELEMENTS, MAX_CHASE_ELEMENTS};
+use crate::probe::{Carveout, LoadPath, CONSTANT_BANK_BYTES};
 use memtune::device;
 use serde_json::json;
 
@@ -48,23 +49,41 @@ fn open(args: &RawArgs) -> Result<(Gpu, Vec<u64>), CliError> {
 
 pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
     let (mut gpu, sizes) = open(args)?;
+    let path = args.path.map(|p| match p {
+        CachePath::L1 => LoadPath::L1,
+        CachePath::L2 => LoadPath::L2,
+        CachePath::Constant => LoadPath::Constant,
+    });
+    let carveout = match args.carveout {
+        CarveoutArg::Default => Carveout::Default,
+        CarveoutArg::MaxL1 => Carveout::MaxL1,
+    };
     let mut points = Vec::new();
     if !json {
         print!("{:>12}", "footprint");
         for s in &args.strides {
             print!(" {:>12}", bytes(*s));
         }
-        println!("   (cycles per load, {} memory, SM {})", args.kind, args.sm);
+        match path {
+            None => println!("   (cycles per load, {} memory, SM {})", args.kind, args.sm),
+            Some(p) => println!("   (cycles per load, device memory, {p:?} path, {carveout:?})"),
+        }
     }
     for &footprint in &sizes {
         if !json {
             print!("{:>12}", bytes(footprint));
         }
         for &stride in &args.strides {
-            let cycles = if stride <= footprint && footprint / stride <= MAX_CHASE_ELEMENTS {
-                Some(gpu.chase(args.kind, stride, footprint, args.sm)?)
-            } else {
-                None
+            let cap = match path {
+                None => MAX_CHASE_ELEMENTS,
+                Some(_) => MAX_CACHE_CHASE_ELEMENTS,
+            };
+            let fits = stride <= footprint && footprint / stride <= cap;
+            let cycles = match (fits, path) {
+                (false, _) => None,
+                (true, None) => Some(gpu.chase(args.kind, stride, footprint, args.sm)?),
+                (true, Some(LoadPath::Constant)) if footprint > CONSTANT_BANK_BYTES => None,
+                (true, Some(p)) => Some(gpu.cache_chase(p, carveout, stride, footprint)?),
             };
             if let Some(c) = cycles {
                 points.push(json!({"stride_bytes": stride, "footprint_bytes": footprint, "cycles_per_load": c}));
@@ -80,11 +99,19 @@ pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
             println!();
         }
     }
+    let shared = match path {
+        Some(_) => Some(gpu.shared_memory_latency()?),
+        None => None,
+    };
     if json {
         println!(
             "{:#}",
-            json!({"kind": args.kind, "sm": args.sm, "points": points})
+            json!({"kind": args.kind, "sm": args.sm, "path": path.map(|p| format!("{p:?}")),
+                   "carveout": format!("{carveout:?}"), "points": points,
+                   "shared_memory_cycles": shared})
         );
+    } else if let Some(c) = shared {
+        println!("shared memory: {c:.1} cycles per load");
     }
     Ok(Exit::Ok)
 }

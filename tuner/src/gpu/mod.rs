@@ -2,16 +2,18 @@
 //! device, pinned (zero-copy) and managed memory, through cudarc and NVRTC.
 
 pub mod bandwidth;
+mod caches;
 mod memory;
 pub mod staging;
 mod system;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
+    PushKernelArg,
 };
 use memory::Buffer;
 use memtune_core::{DeviceIdentity, MemoryKind};
-use memtune_kernels::{compile_ptx, pointer_chase, random_access, KernelSource};
+use memtune_kernels::{cache_chase, compile_ptx, pointer_chase, random_access, KernelSource};
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +63,10 @@ fn timed_steps(kind: MemoryKind) -> u32 {
 /// this would make every chase slow (seen on an H200: walking only part of a longer ring
 /// left the rest in DRAM, doubling the latency with no TLB miss at all).
 pub const MAX_CHASE_ELEMENTS: u64 = 1 << 16;
+/// Most elements a cache chase ring may have. A cache only shows its size once the ring
+/// has more lines than it holds (an H200's L2 holds about 470 000 lines of 128 B), so these
+/// rings are longer, and their warm walks cost up to a few hundred milliseconds.
+pub const MAX_CACHE_CHASE_ELEMENTS: u64 = 1 << 22;
 
 struct Kernels {
     chase_init: CudaFunction,
@@ -82,6 +88,10 @@ pub struct Gpu {
     /// Whether the buffer holds the random-access fill (a chase ring overwrites it).
     filled_words: u64,
     out: CudaSlice<u64>,
+    cache: caches::CacheKernels,
+    /// Device memory for cache chases, kept apart from the TLB buffer (which is sized to
+    /// most of the GPU and would be reallocated on every switch of kind).
+    cache_buffer: Option<(Buffer, u64)>,
 }
 
 fn kind_index(kind: MemoryKind) -> usize {
@@ -117,11 +127,13 @@ impl Gpu {
             "sm_{}{}",
             identity.compute_capability.major, identity.compute_capability.minor
         );
-        let load = |src: &KernelSource| -> Result<Vec<CudaFunction>, GpuError> {
+        let load_module = |src: &KernelSource| -> Result<Arc<CudaModule>, GpuError> {
             let ptx = compile_ptx(src, &arch, &[])?;
-            let module = ctx
-                .load_module(ptx.to_cudarc())
-                .map_err(cuda(format!("loading {}", src.name)))?;
+            ctx.load_module(ptx.to_cudarc())
+                .map_err(cuda(format!("loading {}", src.name)))
+        };
+        let load = |src: &KernelSource| -> Result<Vec<CudaFunction>, GpuError> {
+            let module = load_module(src)?;
             src.entries
                 .iter()
                 .map(|n| {
@@ -138,6 +150,7 @@ impl Gpu {
         let [fill, sample, draw]: [CudaFunction; 3] = load(&random_access::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
+        let cache = caches::CacheKernels::load(load_module(&cache_chase::SOURCE)?)?;
         let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
         let free = free as u64;
         let round = |b: u64| b / MIB2 * MIB2;
@@ -167,6 +180,8 @@ impl Gpu {
             buffer: None,
             filled_words: 0,
             out,
+            cache,
+            cache_buffer: None,
         })
     }
 
@@ -278,14 +293,11 @@ impl Gpu {
         )))
     }
 
-    fn ring_count(stride: u64, footprint: u64) -> Result<u64, GpuError> {
-        if stride < 8
-            || stride % 8 != 0
-            || footprint < stride
-            || footprint / stride > MAX_CHASE_ELEMENTS
+    fn ring_count(stride: u64, footprint: u64, max_elements: u64) -> Result<u64, GpuError> {
+        if stride < 8 || stride % 8 != 0 || footprint < stride || footprint / stride > max_elements
         {
             return Err(GpuError::Check(format!(
-                "chase stride {stride} / footprint {footprint}: stride must be a multiple of 8, at most the footprint, and footprint/stride at most {MAX_CHASE_ELEMENTS}"
+                "chase stride {stride} / footprint {footprint}: stride must be a multiple of 8, at most the footprint, and footprint/stride at most {max_elements}"
             )));
         }
         Ok(footprint / stride)
@@ -300,7 +312,7 @@ impl Gpu {
         footprint: u64,
         sm: u32,
     ) -> Result<f64, GpuError> {
-        let count = Self::ring_count(stride, footprint)?;
+        let count = Self::ring_count(stride, footprint, MAX_CHASE_ELEMENTS)?;
         let base = self.buffer(kind, footprint)?;
         self.filled_words = 0;
         self.init_ring(base, stride, count)?;
@@ -322,7 +334,7 @@ impl Gpu {
         sm: u32,
         other: u32,
     ) -> Result<f64, GpuError> {
-        let count = Self::ring_count(stride, footprint)?;
+        let count = Self::ring_count(stride, footprint, MAX_CHASE_ELEMENTS)?;
         let base = self.buffer(kind, 2 * footprint)?;
         self.filled_words = 0;
         self.init_ring(base, stride, count)?;

@@ -1,7 +1,7 @@
 //! The GPU as the probe's [`MemorySystem`].
 
 use super::{Gpu, GpuError};
-use crate::probe::{BackendError, MemorySystem};
+use crate::probe::{BackendError, Carveout, LoadPath, MemorySystem};
 use memtune_core::MemoryKind;
 
 fn backend(kind: MemoryKind, e: GpuError) -> BackendError {
@@ -67,5 +67,24 @@ impl MemorySystem for Gpu {
         Gpu::draw_cost(self, kind, region)
             .map(Some)
             .map_err(|e| backend(kind, e))
+    }
+
+    fn cache_chase(
+        &mut self,
+        path: LoadPath,
+        carveout: Carveout,
+        stride: u64,
+        footprint: u64,
+    ) -> Result<f64, BackendError> {
+        Gpu::cache_chase(self, path, carveout, stride, footprint)
+            .map_err(|e| backend(MemoryKind::Device, e))
+    }
+
+    fn max_chase_elements(&self) -> u64 {
+        super::MAX_CACHE_CHASE_ELEMENTS
+    }
+
+    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        Gpu::shared_memory_latency(self).map_err(|e| backend(MemoryKind::Device, e))
     }
 }
