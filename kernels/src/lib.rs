@@ -76,6 +76,67 @@ pub mod cache_chase {
     };
 }
 
+/// Digest of a buffer's bits on the GPU ([`digest::words`] on the CPU).
+pub mod digest {
+    use super::KernelSource;
+
+    /// `memtune_digest_words(data: *const u32, n_words: u64, out: *mut u64)`
+    pub const DIGEST: &str = "memtune_digest_words";
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "digest.cu",
+        source: include_str!("../cuda/digest.cu"),
+        entries: &[DIGEST],
+    };
+
+    /// What `memtune_digest_words` adds up over `words` (then [`finish`]ed): equal digests
+    /// mean bitwise-equal buffers but for a 2^-64 chance.
+    pub fn words(words: &[u32]) -> u64 {
+        finish(
+            words.iter().enumerate().fold(0u64, |h, (i, &w)| {
+                h.wrapping_add(mix64(mix64(i as u64) ^ u64::from(w)))
+            }),
+            words.len() as u64,
+        )
+    }
+
+    /// The digest of `n_words` words from the kernel's sum (binds the length in).
+    pub fn finish(sum: u64, n_words: u64) -> u64 {
+        mix64(sum ^ n_words)
+    }
+
+    /// SplitMix64's finaliser, as in `digest.cu`.
+    pub fn mix64(mut x: u64) -> u64 {
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn sees_every_bit_position_and_length() {
+            let a: Vec<u32> = (0..1000).map(|i| i * 7 + 1).collect();
+            let base = words(&a);
+            assert_eq!(base, words(&a.clone()));
+            for i in [0, 1, 499, 999] {
+                for bit in [0, 13, 31] {
+                    let mut b = a.clone();
+                    b[i] ^= 1 << bit;
+                    assert_ne!(words(&b), base, "word {i} bit {bit}");
+                }
+            }
+            // Swapping two words changes it (the index is mixed in).
+            let mut s = a.clone();
+            s.swap(3, 4);
+            assert_ne!(words(&s), base);
+            assert_ne!(words(&a[..999]), base);
+        }
+    }
+}
+
 /// Random sampling: region fill with a hash of the index, and the sampling kernel.
 pub mod random_access {
     use super::KernelSource;
@@ -259,6 +320,7 @@ pub mod zero_copy {
 pub const SOURCES: &[KernelSource] = &[
     pointer_chase::SOURCE,
     cache_chase::SOURCE,
+    digest::SOURCE,
     random_access::SOURCE,
     sampling::SOURCE,
     grouping::SOURCE,

@@ -244,3 +244,35 @@ fn bad_arguments_fail_before_any_gpu_work() {
         Err(LaunchError::BadPlan(_))
     ));
 }
+
+/// The timed stencil's digest is computed on the GPU: it must equal the CPU digest of the
+/// reference output's bits (and so tell outputs apart as a readback would).
+#[test]
+fn timed_stencil_digest_matches_the_cpu_digest_of_the_reference() {
+    if !memtune_tests::gpu_tests_enabled(
+        "timed_stencil_digest_matches_the_cpu_digest_of_the_reference",
+    ) {
+        return;
+    }
+    let cells = DIMS.iter().map(|&d| d as usize).product::<usize>();
+    let mut rng = XorShift(0x5eed_0000_0004);
+    let input: Vec<f32> = (0..cells).map(|_| rng.word() as f32 / 4e9 + 0.5).collect();
+    let mut rt = open();
+    let resident = rt.resident_f32(&input).expect("upload");
+    for repeats in [1, 6] {
+        let params = StencilParams::new(DIMS[0], DIMS[1], DIMS[2], repeats).expect("params");
+        let expected = stencil::sweep(&input, &params).expect("reference");
+        let words: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
+        let want = memtune_kernels::digest::words(&words);
+        for plan in stencil_plans() {
+            let (got, _) = rt
+                .time_stencil_f32(&resident, DIMS, repeats, &plan, 1)
+                .unwrap_or_else(|e| panic!("{:?} {:?}: {e}", plan.variant, plan.block));
+            assert_eq!(
+                got, want,
+                "{:?} {:?} x{repeats}: GPU digest differs from the reference's",
+                plan.variant, plan.block
+            );
+        }
+    }
+}

@@ -31,7 +31,7 @@ pub use shape::{
     stencil_launch, StencilLaunch, GROUPING_BLOCK, SAMPLING_BLOCK, SAMPLING_BLOCKS_PER_SM,
     STREAMING_PLANES,
 };
-pub use timing::{bits_digest, grouping_digest, GroupingDigest, Resident, Timing};
+pub use timing::{grouping_digest, GroupingDigest, Resident, Timing};
 
 /// Why a launch did not run or gave no result.
 #[derive(Debug, thiserror::Error)]

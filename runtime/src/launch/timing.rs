@@ -7,10 +7,11 @@
 
 use std::ops::Range;
 
-use cudarc::driver::result;
 use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+use cudarc::driver::{result, LaunchConfig, PushKernelArg};
 use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::MemoryKind;
+use memtune_kernels::digest;
 use memtune_kernels::params::{GroupingBucket, GroupingCounters, GroupingParams, SamplingParams};
 
 use super::buffer::Buffer;
@@ -269,7 +270,7 @@ impl Runtime {
     }
 
     /// Timing of one stencil sweep ([`Runtime::stencil_f32`]) over the resident `input`;
-    /// returns a digest of the output's bits ([`bits_digest`]) and the runs' times.
+    /// returns a digest of the output's bits ([`memtune_kernels::digest::words`]) and the runs' times.
     pub fn time_stencil_f32(
         &mut self,
         input: &Resident,
@@ -321,9 +322,33 @@ impl Runtime {
             // time_runs.
             |rt| unsafe { rt.launch_stencil(&function, input.buffer.dptr, dst.dptr, &shape) },
         )?;
-        let mut out = vec![0u8; input.bytes() as usize];
-        dst.read(&mut out)?;
-        Ok((bits_digest(&out), timing))
+        let digest = self.digest_words(&dst, input.bytes() / 4)?;
+        Ok((digest, timing))
+    }
+
+    /// [`memtune_kernels::digest::words`] of the first `n_words` 4-byte words of `buffer`,
+    /// computed on the GPU: reading a large output back to digest it on the host took most
+    /// of the staging probe's time.
+    fn digest_words(&mut self, buffer: &Buffer, n_words: u64) -> Result<u64, LaunchError> {
+        let function = self.function(&digest::SOURCE, &[], digest::DIGEST)?;
+        let sum = Buffer::allocate(MemoryKind::Device, 8)?;
+        self.zero(&sum, 8)?;
+        let blocks = self.identity().sm_count.max(1) * 4;
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&buffer.dptr).arg(&n_words).arg(&sum.dptr);
+        // SAFETY: `buffer` holds at least n_words words (callers pass its size / 4) and
+        // `sum` one u64; both outlive the read below, which synchronises.
+        unsafe {
+            launch.launch(LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(cuda("launching memtune_digest_words"))?;
+        let mut out = [0u64; 1];
+        sum.read(&mut out)?;
+        Ok(digest::finish(out[0], n_words))
     }
 
     /// Device-to-device copy of `bytes` (`cuMemcpyDtoD`), timed like the kernels: the
@@ -424,30 +449,9 @@ pub fn grouping_digest(buckets: &[GroupingBucket], sentinel_count: u64) -> Group
         d.keys += u64::from(b.count);
         d.hash = d
             .hash
-            .wrapping_add(mix64(u64::from(b.key)).wrapping_mul(u64::from(b.count)));
+            .wrapping_add(digest::mix64(u64::from(b.key)).wrapping_mul(u64::from(b.count)));
     }
     d
-}
-
-/// A digest of `bytes` (8 at a time, little-endian; the tail padded with zeros): equal
-/// digests mean bitwise-equal outputs but for a 2^-64 chance.
-pub fn bits_digest(bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ bytes.len() as u64;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        h = (h ^ w).wrapping_mul(0x100_0000_01b3).rotate_left(29);
-    }
-    let mut tail = [0u8; 8];
-    tail[..words.remainder().len()].copy_from_slice(words.remainder());
-    mix64(h ^ u64::from_le_bytes(tail))
-}
-
-/// SplitMix64's finaliser.
-fn mix64(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 #[cfg(test)]
@@ -474,17 +478,5 @@ mod tests {
         assert_eq!(one.groups, 2);
         assert_eq!(one.keys, 6);
         assert_ne!(one, grouping_digest(&[b(7, 1), b(9, 2)], 3));
-    }
-
-    #[test]
-    fn bits_digest_sees_every_bit() {
-        let a = vec![1u8; 20];
-        let mut b = a.clone();
-        assert_eq!(bits_digest(&a), bits_digest(&b));
-        b[19] ^= 1;
-        assert_ne!(bits_digest(&a), bits_digest(&b));
-        b[19] ^= 1;
-        b[3] ^= 0x80;
-        assert_ne!(bits_digest(&a), bits_digest(&b));
     }
 }
