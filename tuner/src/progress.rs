@@ -43,10 +43,11 @@ impl Bar {
             Mode::Quiet => {}
             Mode::Lines => {
                 // A log gets a line per phase (the text before the first comma), not one
-                // per step.
+                // per step, stamped with the time since the start.
                 let phase = detail.split(',').next().unwrap_or(detail);
                 if phase != self.last_detail {
-                    eprintln!("{}: {phase}", self.label);
+                    let secs = self.started.elapsed().as_secs_f64();
+                    eprintln!("{}: [{secs:5.1} s] {phase}", self.label);
                     self.last_detail = phase.to_string();
                 }
             }
