@@ -166,6 +166,66 @@ impl PartialEq<StencilPlan> for StencilConsts {
     }
 }
 
+/// What a macro expands to beside its `compile_error!`, so that the code around the call
+/// still type-checks and the user sees one error: never run, as the crate does not compile.
+#[doc(hidden)]
+pub mod fallback {
+    use super::*;
+    use crate::plan::stencil::Dtype;
+    use crate::profile::MemoryKind;
+
+    pub const STAMP: ProfileStamp = ProfileStamp {
+        uuid: DEFAULT_UUID,
+        name: "",
+        compute_capability: [0, 0],
+        sm_count: 0,
+        digest: "",
+        source: "",
+        path: None,
+        simulated: false,
+    };
+
+    pub const SAMPLING: SamplingConsts = SamplingConsts {
+        workload: SamplingWorkload {
+            region_bytes: 0,
+            memory: MemoryKind::Device,
+            reads_per_thread: 0,
+        },
+        scope_bytes: 0,
+        passes: 0,
+        predicted_speedup: 0.0,
+        reasons: &[],
+        profile: STAMP,
+    };
+
+    pub const GROUPING: GroupingConsts = GroupingConsts {
+        workload: GroupingWorkload {
+            table_bytes: 0,
+            table_memory: MemoryKind::Device,
+            input_memory: MemoryKind::Device,
+            input_bytes: None,
+        },
+        scope_bytes: 0,
+        passes: 0,
+        approach: Approach::Unscoped,
+        reasons: &[],
+        profile: STAMP,
+    };
+
+    pub const STENCIL: StencilConsts = StencilConsts {
+        workload: StencilWorkload {
+            dims: [0; 3],
+            dtype: Dtype::F32,
+            repeats: 0,
+        },
+        variant: Variant::Plain,
+        block: [0; 3],
+        staging: false,
+        reasons: &[],
+        profile: STAMP,
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
