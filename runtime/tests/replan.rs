@@ -18,7 +18,9 @@ const K80_GROUP: GroupingConsts = memtune::grouping_plan!(
 static SHIPPED: EmbeddedProfiles = memtune::embedded_profiles!(dir = "tests/embedded");
 
 fn fixture(name: &str) -> Profile {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name);
     store::load_path(&path).expect("fixture")
 }
 
@@ -32,7 +34,11 @@ fn measured_p100(uuid: &str) -> Profile {
 }
 
 fn bytes(profile: &Profile) -> &'static [u8] {
-    Box::leak(codec::to_json(&mut profile.clone()).into_bytes().into_boxed_slice())
+    Box::leak(
+        codec::to_json(&mut profile.clone())
+            .into_bytes()
+            .into_boxed_slice(),
+    )
 }
 
 fn embedded(files: Vec<(&'static str, &'static [u8])>) -> EmbeddedProfiles {
@@ -84,8 +90,13 @@ fn then_a_measured_profile_of_the_same_model_never_a_simulated_one() {
 
     let twin = measured_p100(TWIN);
     let cache = tempfile::tempdir().unwrap();
-    Store::new(cache.path()).save(&mut measured_p100(HERE)).unwrap();
-    let shipped = embedded(vec![("p100.json", bytes(&p100)), ("twin.json", bytes(&twin))]);
+    Store::new(cache.path())
+        .save(&mut measured_p100(HERE))
+        .unwrap();
+    let shipped = embedded(vec![
+        ("p100.json", bytes(&p100)),
+        ("twin.json", bytes(&twin)),
+    ]);
     let chosen = Replan::for_device(&here, &shipped, Some(cache.path()))
         .grouping(&K80_GROUP)
         .unwrap();
@@ -152,7 +163,9 @@ fn embedded_profiles_macro_includes_the_crates_profiles() {
     let files = SHIPPED.files();
     assert_eq!(files.len(), 1);
     let (name, bytes) = files[0];
-    let on_disk = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/embedded").join(name);
+    let on_disk = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/embedded")
+        .join(name);
     assert_eq!(bytes, std::fs::read(&on_disk).unwrap().as_slice());
     let (profiles, warnings) = SHIPPED.profiles();
     assert!(warnings.is_empty());
@@ -165,7 +178,10 @@ fn embedded_profiles_macro_includes_the_crates_profiles() {
 fn an_unreadable_embedded_profile_is_skipped_with_a_warning() {
     let k80 = fixture("k80.json");
     let here = device_of(&k80, &k80.device.uuid);
-    let shipped = embedded(vec![("broken.json", b"{\"schema\": \"memtune-profile/9\"}")]);
+    let shipped = embedded(vec![(
+        "broken.json",
+        b"{\"schema\": \"memtune-profile/9\"}",
+    )]);
     let chosen = Replan::for_device(&here, &shipped, None)
         .grouping(&K80_GROUP)
         .unwrap();

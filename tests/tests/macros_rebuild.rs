@@ -78,7 +78,10 @@ impl Probe {
             .output()
             .expect("run the probe");
         assert!(run.status.success());
-        (String::from_utf8_lossy(&run.stdout).trim().to_string(), compiled)
+        (
+            String::from_utf8_lossy(&run.stdout).trim().to_string(),
+            compiled,
+        )
     }
 }
 

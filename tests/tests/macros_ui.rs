@@ -53,7 +53,11 @@ fn every_macro_error_is_one_compile_error_naming_the_fix() {
     compile_fail("ui/errors/*.rs", &[("MEMTUNE_PROFILE", &k80)], cache.path());
     let env_cases: [(&str, &str, PathBuf); 6] = [
         ("bad_digest", "MEMTUNE_PROFILE", fixture("bad_digest.json")),
-        ("wrong_schema", "MEMTUNE_PROFILE", fixture("wrong_schema.json")),
+        (
+            "wrong_schema",
+            "MEMTUNE_PROFILE",
+            fixture("wrong_schema.json"),
+        ),
         ("not_json", "MEMTUNE_PROFILE", fixture("not_json.json")),
         ("missing_file", "MEMTUNE_PROFILE", fixture("missing.json")),
         ("offline_empty", "MEMTUNE_OFFLINE", PathBuf::from("1")),

@@ -43,13 +43,25 @@ fn cargo_tune_plan(args: &[&str], fixture: &str) -> Value {
         .args(["--profile", &profile, "--json"])
         .output()
         .expect("run cargo-tune");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
 #[test]
 fn grouping_constants_are_what_cargo_tune_plan_prints() {
-    let args = ["grouping", "--table", "8GiB", "--table-memory", "device", "--input-memory", "pinned"];
+    let args = [
+        "grouping",
+        "--table",
+        "8GiB",
+        "--table-memory",
+        "device",
+        "--input-memory",
+        "pinned",
+    ];
     for (consts, fixture) in [(K80_GROUP, "k80.json"), (P100_GROUP, "p100.json")] {
         let cli = cargo_tune_plan(&args, fixture);
         assert_eq!(cli["passes"], consts.passes, "{fixture}");
@@ -70,7 +82,10 @@ fn sampling_and_stencil_constants_are_what_cargo_tune_plan_prints() {
         let cli = cargo_tune_plan(&args, fixture);
         assert_eq!(cli["passes"], consts.passes, "{fixture}");
         assert_eq!(cli["scope_bytes"], consts.scope_bytes, "{fixture}");
-        assert_eq!(cli["predicted_speedup"], consts.predicted_speedup, "{fixture}");
+        assert_eq!(
+            cli["predicted_speedup"], consts.predicted_speedup,
+            "{fixture}"
+        );
         let reasons: Vec<&str> = cli["reasons"]
             .as_array()
             .expect("reasons")
@@ -82,7 +97,15 @@ fn sampling_and_stencil_constants_are_what_cargo_tune_plan_prints() {
     assert_ne!(K80_SAMPLE.predicted_speedup, P100_SAMPLE.predicted_speedup);
 
     let cli = cargo_tune_plan(
-        &["stencil", "--dims", "256x256x256", "--dtype", "f64", "--repeats", "12"],
+        &[
+            "stencil",
+            "--dims",
+            "256x256x256",
+            "--dtype",
+            "f64",
+            "--repeats",
+            "12",
+        ],
         "p100.json",
     );
     assert_eq!(cli["block"], serde_json::json!(P100_STENCIL.block));
