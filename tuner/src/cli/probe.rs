@@ -92,6 +92,7 @@ fn describe(event: &ProgressEvent) -> String {
             format!("{kind}: random access, {}", bytes(region_bytes))
         }
         Stage::KindDone => format!("{kind}: done"),
+        Stage::Caches { path, carveout } => format!("caches: {path:?} path, {carveout:?} carveout"),
     }
 }
 

@@ -156,6 +156,7 @@ impl Simulator {
             LoadPath::Constant => {
                 let miss = c
                     .constant_miss_cycles
+                    .filter(|_| !c.constant_caches.is_empty())
                     .ok_or_else(|| unsupported("constant-cache model"))?;
                 let levels = c
                     .constant_caches
