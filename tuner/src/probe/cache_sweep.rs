@@ -6,8 +6,10 @@
 //!
 //! 1. A coarse latency-against-footprint curve, four footprints per octave (two quick) from
 //!    128 B, at a 32 B stride while the ring allows it and the smallest power of two that
-//!    keeps it within 65536 elements beyond; it stops two octaves past the last rise (the L1
-//!    path: past its first), or at the bound. Steps are found by the TLB probe's robust
+//!    keeps it within 65536 elements beyond; it stops at 256 MiB or two octaves past the
+//!    last rise, whichever is later (the L1 path: two octaves past its first), or at the
+//!    bound. Each rise is re-measured at one stride on both sides (a stride that grows
+//!    lifts a plateau of mixed hits without a level). Steps are found by the TLB probe's robust
 //!    segmentation, so a spike makes no level.
 //! 2. Each step's size: bisection at the step's stride down to one stride, then the Fig. 4
 //!    ramp sampled past it and fitted (latency is linear in 1/footprint there): its start
@@ -28,6 +30,7 @@ use super::infer_cache::{
 };
 use super::options::ProbeOptions;
 use super::robust::median;
+use super::steps::Step;
 use memtune_core::profile::{
     CacheCarveout, CacheCurve, CacheCurveKind, CacheLevel, CachePath, CachePoint, MemoryKind,
 };
@@ -41,14 +44,17 @@ const LINE_MAX_STRIDE: u64 = 1024;
 const SWEEP_ELEMENTS: u64 = 65536;
 const FIRST_FOOTPRINT: u64 = 128;
 /// Repeats of the first footprint, for the noise estimate.
-const CALIBRATION_REPEATS: usize = 16;
+const CALIBRATION_REPEATS: usize = 32;
 /// Repeats of the measurements that set a value (hit latencies, ramps).
 const REPEATS: usize = 3;
 const HIT_REPEATS: usize = 5;
-/// A path's coarse sweep ends this factor past its last rise.
+/// Repeats of a ramp point of a short ring (nearly free; the fit needs them).
+const RAMP_REPEATS: usize = 7;
+/// A path's coarse sweep ends this factor past its last rise...
 const PAST_LAST_RISE: u64 = 4;
-/// With no rise, the coarse sweep ends here (a path without caches).
-const NO_CACHE_SPAN: u64 = 16 << 20;
+/// ...and not before this (but for the L1 path's first level): levels can be far apart
+/// (an L1 of 256 KiB, an L2 of 50 MiB), and a path may have no cache at all.
+const SPAN: u64 = 256 << 20;
 /// The same-set chase tries up to this many elements.
 const MAX_WAYS: u64 = 64;
 
@@ -87,6 +93,7 @@ pub(crate) fn probe_path(
         max_elements,
         sweep: Vec::new(),
         extra: Vec::new(),
+        validations: Vec::new(),
     }
     .run(first_only)
 }
@@ -127,6 +134,8 @@ struct PathProbe<'a> {
     sweep: Vec<CachePoint>,
     /// Stride and same-set curves, per level.
     extra: Vec<CacheCurve>,
+    /// Steps checked by `validated`: `(lo, top)` and the decision.
+    validations: Vec<((u64, u64), Option<(u64, f64, f64)>)>,
 }
 
 /// One level found on the coarse curve, before its details.
@@ -143,8 +152,28 @@ impl PathProbe<'_> {
     /// The stride the sweeps use at `footprint`: 32 B, or the smallest power of two that
     /// keeps the ring within `SWEEP_ELEMENTS` (and the backend's limit).
     fn sweep_stride(&self, footprint: u64) -> u64 {
-        let cap = SWEEP_ELEMENTS.min(self.max_elements).max(1);
-        footprint.div_ceil(cap).next_power_of_two().max(SWEEP_STRIDE)
+        footprint.div_ceil(self.ring_cap()).next_power_of_two().max(SWEEP_STRIDE)
+    }
+
+    /// A step re-measured at one stride on both sides: `(stride, below, above)`, or `None`
+    /// where the rise goes away. Where the sweep's stride grows, a plateau of mixed hits (a
+    /// stride below the next level's line) moves up without a level. Decisions are kept,
+    /// as the sweep asks again while it grows.
+    fn validated(&mut self, step: &Step, noise: f64) -> Result<Option<(u64, f64, f64)>, BackendError> {
+        let key = (step.lo, step.hi.max(step.top));
+        if let Some(&(_, decision)) = self.validations.iter().find(|v| v.0 == key) {
+            return Ok(decision);
+        }
+        let stride = self.sweep_stride(key.1);
+        let below = self.median_of(stride, key.0, REPEATS)?;
+        let above = self.median_of(stride, key.1, REPEATS)?;
+        let decision = (above - below >= (6.0 * noise).max(0.02) * below).then_some((stride, below, above));
+        self.validations.push((key, decision));
+        Ok(decision)
+    }
+
+    fn ring_cap(&self) -> u64 {
+        SWEEP_ELEMENTS.min(self.max_elements).max(1)
     }
 
     fn chase(&mut self, stride: u64, footprint: u64) -> Result<f64, BackendError> {
@@ -152,10 +181,15 @@ impl PathProbe<'_> {
             .cache_chase(self.path, self.carveout, stride, footprint)
     }
 
-    /// A footprint point of the sweep: `repeats` chases, kept, their median returned.
+    /// A footprint point of the sweep at the sweep's stride: `repeats` chases, kept, their
+    /// median returned.
     fn sweep_point(&mut self, footprint: u64, repeats: usize) -> Result<f64, BackendError> {
-        let stride = self.sweep_stride(footprint);
-        let footprint = footprint / stride * stride;
+        self.point_at(self.sweep_stride(footprint), footprint, repeats)
+    }
+
+    /// Same, at `stride`.
+    fn point_at(&mut self, stride: u64, footprint: u64, repeats: usize) -> Result<f64, BackendError> {
+        let footprint = (footprint / stride).max(1) * stride;
         let mut ys = Vec::with_capacity(repeats);
         for _ in 0..repeats.max(1) {
             let y = self.chase(stride, footprint)?;
@@ -182,7 +216,8 @@ impl PathProbe<'_> {
         // 1. Coarse curve, the first point repeated for the noise.
         let per_octave: u32 = if self.quick { 2 } else { 4 };
         self.sweep_point(FIRST_FOOTPRINT, CALIBRATION_REPEATS)?;
-        let noise = noise_of(&self.sweep);
+        let calibration: Vec<f64> = self.sweep.iter().map(|p| p.cycles_per_load).collect();
+        let noise = noise_of(&calibration);
         let mut j = 1u32;
         let mut checked_octave = 0;
         loop {
@@ -198,21 +233,33 @@ impl PathProbe<'_> {
             }
             checked_octave = j / per_octave;
             let steps = footprint_steps(&self.sweep, noise);
-            let wanted = if first_only { steps.first() } else { steps.last() };
-            match wanted {
-                Some(step) if footprint >= step.hi.saturating_mul(PAST_LAST_RISE) => break,
-                None if footprint >= NO_CACHE_SPAN => break,
-                _ => {}
+            let mut real = Vec::new();
+            for step in &steps {
+                if self.validated(step, noise)?.is_some() {
+                    real.push(*step);
+                }
+            }
+            let past = |step: Option<&Step>| {
+                step.is_some_and(|s| footprint >= s.hi.saturating_mul(PAST_LAST_RISE))
+            };
+            let done = if first_only {
+                past(real.first()) || footprint >= SPAN
+            } else {
+                footprint >= SPAN && (real.is_empty() || past(real.last()))
+            };
+            if done {
+                break;
             }
         }
-        let mut steps = footprint_steps(&self.sweep, noise);
-        if first_only {
-            steps.truncate(1);
-        }
-        // 2. Sizes.
+        // 2. Sizes, of the steps that are real.
         let mut found: Vec<Found> = Vec::new();
-        for step in &steps {
-            found.push(self.size_of(step.lo, step.hi, step.below, step.below + step.height, noise)?);
+        for step in footprint_steps(&self.sweep, noise) {
+            if let Some((stride, below, above)) = self.validated(&step, noise)? {
+                found.push(self.size_of(step.lo, step.hi, stride, below, above, noise)?);
+                if first_only {
+                    break;
+                }
+            }
         }
         // 5 first: the ways tell where each ramp ends (size * (ways + 1) / ways).
         let mut ways = Vec::new();
@@ -315,22 +362,23 @@ impl PathProbe<'_> {
         &mut self,
         lo: u64,
         hi: u64,
+        stride: u64,
         below: f64,
         above: f64,
         noise: f64,
     ) -> Result<Found, BackendError> {
-        let stride = self.sweep_stride(hi);
-        let threshold = below + (0.1 * (above - below)).max(5.0 * noise * below);
+        // Five standard deviations: a small cache's first overflowing set shows.
+        let threshold = below * (1.0 + 5.0 * noise);
         // Bisection on multiples of the stride: `low` stays below the threshold.
         let (mut low, mut high) = (lo / stride * stride, hi.div_ceil(stride) * stride);
         while high - low > stride {
             let mid = (low + (high - low) / 2) / stride * stride;
             let mid = mid.clamp(low + stride, high - stride);
             let repeats = self.repeats_for(mid / stride);
-            let mut y = self.sweep_point(mid, repeats)?;
+            let mut y = self.point_at(stride, mid, repeats)?;
             if y > threshold && repeats == 1 {
                 // A spike must not move the boundary down: confirm a rise.
-                let again = [y, self.sweep_point(mid, 1)?, self.sweep_point(mid, 1)?];
+                let again = [y, self.point_at(stride, mid, 1)?, self.point_at(stride, mid, 1)?];
                 y = median(&again);
             }
             if y > threshold {
@@ -344,22 +392,34 @@ impl PathProbe<'_> {
         // a long ring (whose first loads are the sets that overflow first): the linear
         // offsets cover 1/8 of the size or that window, whichever is shorter.
         let linear = if self.quick { 6 } else { 12 };
-        let step = (low / 96).min(TIMED_LOADS_CAP * stride / 8).max(stride) / stride * stride;
-        let mut footprints: Vec<u64> = (1..=linear / 3)
-            .filter_map(|k| low.checked_sub(step * k))
-            .chain((1..=linear).map(|k| low + step * k))
+        // On a power-of-two grid of at least 256 B where the size allows: a stride below
+        // the line makes a staircase of one step per line, which such points sample where
+        // it meets the ramp's line (lines are at most 256 B).
+        let step = (low / 96)
+            .min(TIMED_LOADS_CAP * stride / 8)
+            .max(256.min(low / 8))
+            .max(stride);
+        let step = 1u64 << step.ilog2();
+        let base = low / step * step;
+        let mut footprints: Vec<u64> = (0..=linear / 3)
+            .filter_map(|k| base.checked_sub(step * k))
+            .chain((1..=linear).map(|k| base + step * k))
             .chain([low + low / 4, low + low / 2, 2 * low])
             .map(|f| f / stride * stride)
-            .filter(|&f| f > 0 && f <= self.bound && self.sweep_stride(f) == stride)
+            .filter(|&f| f > 0 && f <= self.bound && f / stride <= self.ring_cap())
             .collect();
         footprints.sort_unstable();
         footprints.dedup();
         let mut ramp = Vec::new();
         for f in footprints {
-            let repeats = if f / stride <= 4 * TIMED_LOADS_CAP { REPEATS } else { 1 };
-            let y = self.sweep_point(f, repeats)?;
+            let repeats = match f / stride {
+                n if n <= TIMED_LOADS_CAP => RAMP_REPEATS,
+                n if n <= 4 * TIMED_LOADS_CAP => REPEATS,
+                _ => 1,
+            };
+            let y = self.point_at(stride, f, repeats)?;
             ramp.push((f, y));
-            if f > low + step * linear && y >= above * (1.0 - 4.0 * noise) {
+            if f > base + step * linear && y >= above * (1.0 - 4.0 * noise) {
                 break;
             }
         }
@@ -369,14 +429,16 @@ impl PathProbe<'_> {
             ramp.retain(|&(f, _)| f / stride <= TIMED_LOADS_CAP);
         }
         let fitted = fit_ramp(&ramp, below, above, noise, whole);
-        let size = fitted.map_or(low, |r| snap_size(r.start, low, stride));
+        // Without a fit (a ramp too steep for two points on it: a small cache, whose first
+        // overflowing set the bisection saw), the bisection's footprint is the size.
+        let size = fitted.map_or(low, |r| snap_size(r.start, stride));
         // Without the end of a whole ramp, twice the size is past it for any ways.
         let end = fitted
             .filter(|r| whole && r.end / stride as f64 <= TIMED_LOADS_CAP as f64)
             .map_or(2.0 * size as f64, |r| r.end.max(size as f64));
         let ways_from_ramp = fitted
             .filter(|r| whole && r.end / stride as f64 <= TIMED_LOADS_CAP as f64)
-            .and_then(|r| ways_from_ramp(size, r.end));
+            .and_then(|_| ways_from_ramp(&ramp, below, above, size));
         Ok(Found {
             size,
             end,

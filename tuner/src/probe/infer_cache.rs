@@ -2,7 +2,7 @@
 //! curve, the Fig. 4 ramp past a level's size, line size from latency against stride, and
 //! ways from the same-set chase.
 
-use super::robust::{median, sample_noise};
+use super::robust::{median, NOISE_FLOOR};
 use super::steps::{detect, points, Step};
 use memtune_core::profile::{CachePoint, ChaseCurve, ChasePoint};
 
@@ -35,9 +35,15 @@ fn as_chase_curve(points: &[CachePoint]) -> ChaseCurve {
     }
 }
 
-/// The relative scatter of one chase, from repeats (and neighbours where too few).
-pub(crate) fn noise_of(points: &[CachePoint]) -> f64 {
-    sample_noise([&as_chase_curve(points)])
+/// The relative scatter of one chase, from repeats of one measurement: the median absolute
+/// deviation around their median, as a Gaussian standard deviation (a spike moves neither).
+pub(crate) fn noise_of(repeats: &[f64]) -> f64 {
+    let centre = median(repeats);
+    if centre <= 0.0 {
+        return NOISE_FLOOR;
+    }
+    let deviations: Vec<f64> = repeats.iter().map(|y| (y - centre).abs()).collect();
+    (1.4826 * median(&deviations) / centre).max(NOISE_FLOOR)
 }
 
 /// The persistent rises of a latency-against-footprint curve, with spikes ignored (the
@@ -64,13 +70,13 @@ pub(crate) struct Ramp {
 }
 
 /// Fits a hinge to the ramp: the plateau `below` up to the size, then a straight rise.
-/// Points at the plateau above (within four standard deviations of `noise`) are left out;
-/// points below the size pin the hinge. `None` without at least two points on the rise.
+/// Points from the first one at 90% of the rise on are left out (plateau above); points
+/// below the size pin the hinge. `None` without at least two points on the rise.
 ///
 /// `whole`: the rings were timed whole, so the latency is linear in `1 / F`. Otherwise
 /// (rings longer than the timed window) the window holds the sets that overflow first,
 /// and the latency is linear in `F` from the size on, but only up to a kink where the
-/// window's sets run out: the fit then keeps to the lower 60% of the rise.
+/// window's sets run out: the fit then stops at 60% of the rise.
 pub(crate) fn fit_ramp(
     ramp: &[(u64, f64)],
     below: f64,
@@ -78,15 +84,15 @@ pub(crate) fn fit_ramp(
     noise: f64,
     whole: bool,
 ) -> Option<Ramp> {
-    let ceiling = if whole {
-        above * (1.0 - 4.0 * noise)
-    } else {
-        (below + 0.6 * (above - below)).min(above * (1.0 - 4.0 * noise))
-    };
+    let ceiling = below + if whole { 0.9 } else { 0.6 } * (above - below);
     let x = |f: u64| if whole { -1.0 / f as f64 } else { f as f64 };
-    let used: Vec<(f64, f64)> = ramp
+    let mut sorted = ramp.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    // Up to the first point near the plateau above: later ones are plateau, not ramp.
+    let used: Vec<(f64, f64)> = sorted
         .iter()
-        .filter(|&&(f, v)| f > 0 && v < ceiling)
+        .filter(|p| p.0 > 0)
+        .take_while(|p| p.1 < ceiling)
         .map(|&(f, v)| (x(f), v - below))
         .collect();
     let rising = used.iter().filter(|p| p.1 > 4.0 * noise * below).count();
@@ -144,31 +150,35 @@ pub(crate) fn fit_ramp(
     })
 }
 
-/// The size a fitted ramp start stands for. Sizes are taken to be multiples of 1/64 of
-/// their leading power of two (384 B, 228 KiB, 25 MiB, 40 MiB all are) and of the stride
-/// the ramp was measured at; and no larger than `largest_unraised`, the largest footprint
-/// measured without a rise (a small cache shows its first overflowing set, so that
-/// footprint is its size exactly).
-pub(crate) fn snap_size(start: f64, largest_unraised: u64, stride: u64) -> u64 {
-    if start < 1.0 {
-        return largest_unraised;
-    }
-    let leading = start.log2().floor() as i32;
+/// The size a fitted ramp start stands for: sizes are taken to be multiples of 1/64 of
+/// their leading power of two (384 B, 228 KiB, 25 MiB, 40 MiB all are) and of the stride.
+pub(crate) fn snap_size(start: f64, stride: u64) -> u64 {
+    let leading = start.max(1.0).log2().floor() as i32;
     let grain = (2f64.powi(leading - 6) as u64).max(stride).max(1);
-    let snapped = ((start / grain as f64).round() as u64).max(1) * grain;
-    snapped.min(largest_unraised)
+    ((start / grain as f64).round() as u64).max(1) * grain
 }
 
-/// Ways from the Fig. 4 ramp: `size / (end - size)`, when that is within 0.2 of a whole
-/// number (steps that are not clean give no answer rather than a guess).
-pub(crate) fn ways_from_ramp(size: u64, end: f64) -> Option<u32> {
-    let way_bytes = end - size as f64;
-    if way_bytes <= 0.0 {
+/// Ways from the Fig. 4 ramp of a ring timed whole, once the size is known: with the hinge
+/// at the size, the miss share is `(W + 1)(1 - size / F)`, so the rise's slope against
+/// `-1 / F` is `(above - below)(W + 1) size`. An answer only within 0.25 of a whole number
+/// (steps that are not clean give none rather than a guess).
+pub(crate) fn ways_from_ramp(ramp: &[(u64, f64)], below: f64, above: f64, size: u64) -> Option<u32> {
+    let ceiling = below + 0.9 * (above - below);
+    let mut sorted = ramp.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let c = size as f64;
+    let (mut hv, mut hh) = (0.0, 0.0);
+    for &(f, v) in sorted.iter().filter(|p| p.0 > 0).take_while(|p| p.1 < ceiling) {
+        let h = (1.0 / c - 1.0 / f as f64).max(0.0);
+        hv += h * (v - below);
+        hh += h * h;
+    }
+    if hh <= 0.0 || above <= below {
         return None;
     }
-    let ways = size as f64 / way_bytes;
+    let ways = hv / hh / ((above - below) * c) - 1.0;
     let rounded = ways.round();
-    ((ways - rounded).abs() <= 0.2 && rounded >= 1.0 && rounded <= 1024.0).then_some(rounded as u32)
+    ((ways - rounded).abs() <= 0.25 && (1.0..=1024.0).contains(&rounded)).then_some(rounded as u32)
 }
 
 /// The line from latency against stride past the level's size: the latency rises with the
@@ -208,17 +218,16 @@ mod tests {
         let above = hit + (miss - hit) * 0.25;
         let r = fit_ramp(&ramp, hit, above, 0.002, true).unwrap();
         assert!((r.start - 384.0).abs() < 1e-6 && (r.end - 512.0).abs() < 1e-6, "{r:?}");
-        assert_eq!(snap_size(r.start + 5.0, 384, 32), 384);
-        assert_eq!(ways_from_ramp(384, r.end), Some(3));
+        assert_eq!(snap_size(r.start + 5.0, 32), 384);
+        assert_eq!(ways_from_ramp(&ramp, hit, above, 384), Some(3));
     }
 
     #[test]
     fn snapping_keeps_round_sizes() {
         let mib = 1u64 << 20;
-        assert_eq!(snap_size(25.0 * mib as f64 * 1.002, 26 * mib, 1024), 25 * mib);
-        assert_eq!(snap_size(228.0 * 1024.0 * 0.997, 240 * 1024, 32), 228 * 1024);
-        // Never past the largest footprint seen at the plateau.
-        assert_eq!(snap_size(4096.0, 3072, 32), 3072);
+        assert_eq!(snap_size(25.0 * mib as f64 * 1.002, 1024), 25 * mib);
+        assert_eq!(snap_size(228.0 * 1024.0 * 0.997, 32), 228 * 1024);
+        assert_eq!(snap_size(2040.0, 32), 2048);
     }
 
     #[test]
