@@ -464,8 +464,8 @@ impl PathProbe<'_> {
         let mut stride = smallest;
         while stride <= LINE_MAX_STRIDE && footprint / stride >= 8 {
             let f = footprint / stride * stride;
-            let repeats = self.repeats_for(f / stride);
-            for _ in 0..repeats {
+            // Always repeated: one spike at the smallest stride would hide the line.
+            for _ in 0..REPEATS {
                 let y = self.chase(stride, f)?;
                 points.push(CachePoint {
                     footprint_bytes: f,
