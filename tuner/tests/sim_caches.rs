@@ -40,7 +40,11 @@ fn within(measured: f64, expected: f64, what: &str) {
 
 /// The levels a path should show: `L1` (at the carveout) on the L1 path, every other level on
 /// the L2 path.
-fn expected(config: &SimConfig, path: CachePath, carveout: CacheCarveout) -> Vec<(u64, &CacheLevelConfig)> {
+fn expected(
+    config: &SimConfig,
+    path: CachePath,
+    carveout: CacheCarveout,
+) -> Vec<(u64, &CacheLevelConfig)> {
     config
         .caches
         .iter()
@@ -59,10 +63,7 @@ fn expected(config: &SimConfig, path: CachePath, carveout: CacheCarveout) -> Vec
 /// of `max_chase_elements` can show.
 fn check(config: &SimConfig, h: &CacheHierarchy, unknown_lines: &[&str]) {
     let carveouts: &[CacheCarveout] = &[CacheCarveout::Default, CacheCarveout::MaxL1];
-    for (path, carveouts) in [
-        (CachePath::L1, carveouts),
-        (CachePath::L2, &carveouts[..1]),
-    ] {
+    for (path, carveouts) in [(CachePath::L1, carveouts), (CachePath::L2, &carveouts[..1])] {
         for &carveout in carveouts {
             let want = expected(config, path, carveout);
             let got: Vec<_> = h
@@ -271,7 +272,11 @@ fn gt200_constant_caches_and_uncached_global_memory() {
     let config = SimConfig::builtin("gt200").unwrap();
     let h = measured(&mut Simulator::new(config.clone()), false);
     // No data cache: every level is a constant one.
-    let constant: Vec<_> = h.levels.iter().filter(|l| l.path == CachePath::Constant).collect();
+    let constant: Vec<_> = h
+        .levels
+        .iter()
+        .filter(|l| l.path == CachePath::Constant)
+        .collect();
     assert_eq!(constant.len(), h.levels.len(), "{:#?}", h.levels);
     assert_eq!(constant.len(), config.constant_caches.len());
     for (g, w) in constant.iter().zip(&config.constant_caches) {
@@ -281,7 +286,11 @@ fn gt200_constant_caches_and_uncached_global_memory() {
         within(g.hit_latency_cycles, w.hit_cycles, &w.name);
     }
     within(h.dram_latency_cycles.unwrap(), 440.0, "DRAM");
-    within(h.shared_memory_latency_cycles.unwrap(), 38.0, "shared memory");
+    within(
+        h.shared_memory_latency_cycles.unwrap(),
+        38.0,
+        "shared memory",
+    );
 }
 
 #[test]
@@ -312,4 +321,54 @@ fn a_failing_chase_fails_the_section() {
         Section::Failed { reason } => assert!(reason.contains("launch failed"), "{reason}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn config_errors_name_the_key_and_the_fix() {
+    let parse = |caches: &str, extra: &str| {
+        let text = format!(
+            r#"{{"schema": "memtune-sim/1", "name": "x", "sm_count": 1, "clock_mhz": 1000,
+            "l2_hit_cycles": 100, "memory_kinds": {{"device": {{"size_bytes": 1048576, "tlb": []}}}},
+            "caches": {caches} {extra}}}"#
+        );
+        SimConfig::from_json_str(&text, "bad.json")
+            .unwrap_err()
+            .to_string()
+    };
+    let err = parse(
+        r#"[{"name": "L1", "size_bytes": 400, "line_bytes": 32, "ways": 3, "hit_cycles": 30}]"#,
+        r#", "dram_cycles": 400"#,
+    );
+    assert!(
+        err.contains("bad.json") && err.contains("caches[0].size_bytes") && err.contains("384"),
+        "{err}"
+    );
+    let err = parse(
+        r#"[{"name": "L2", "size_bytes": 384, "max_carveout_size_bytes": 768, "line_bytes": 32, "ways": 3, "hit_cycles": 30}]"#,
+        r#", "dram_cycles": 400"#,
+    );
+    assert!(err.contains("caches[0].max_carveout_size_bytes"), "{err}");
+    let err = parse(
+        r#"[{"name": "L1", "size_bytes": 384, "line_bytes": 32, "ways": 3, "hit_cycles": 30}]"#,
+        "",
+    );
+    assert!(err.contains("dram_cycles"), "{err}");
+    let err = parse(
+        r#"[{"name": "L1", "size_bytes": 384, "line_bytes": 32, "ways": 3, "hit_cycles": 30},
+            {"name": "L1", "size_bytes": 768, "line_bytes": 32, "ways": 3, "hit_cycles": 60}]"#,
+        r#", "dram_cycles": 400"#,
+    );
+    assert!(err.contains("caches[1].name"), "{err}");
+}
+
+#[test]
+fn ring_limit_is_enforced() {
+    let mut sim = Simulator::new(h100_like());
+    let err = sim
+        .cache_chase(LoadPath::L2, Carveout::Default, 32, 32 * 65537)
+        .unwrap_err();
+    assert!(matches!(err, BackendError::Launch { .. }), "{err}");
+    assert!(sim
+        .cache_chase(LoadPath::Constant, Carveout::Default, 32, 1024)
+        .is_err_and(|e| matches!(e, BackendError::Unsupported { .. })));
 }

@@ -288,8 +288,12 @@ fn probe_to_file(
             let name = config.name.clone();
             let mut sim = Simulator::new(config);
             let identity = sim.identity();
-            let caches =
-                probe::run_caches(&mut sim, args, &format!("simulated {name}: caches"), ctx.quiet);
+            let caches = probe::run_caches(
+                &mut sim,
+                args,
+                &format!("simulated {name}: caches"),
+                ctx.quiet,
+            );
             let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
             let mut profile = Profile::identity_only(
                 identity,

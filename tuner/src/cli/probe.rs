@@ -199,7 +199,8 @@ pub fn cache_summary(profile: &Profile) -> Vec<String> {
             line
         })
         .collect();
-    let cycles = |c: Option<f64>| c.map_or("not measured".to_string(), |c| format!("{c:.0} cycles"));
+    let cycles =
+        |c: Option<f64>| c.map_or("not measured".to_string(), |c| format!("{c:.0} cycles"));
     lines.push(format!(
         "DRAM {}, shared memory {}",
         cycles(h.dram_latency_cycles),

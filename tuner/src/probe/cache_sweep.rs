@@ -23,10 +23,12 @@
 //!    mod sets), `k = 1, 2, ...`: the latency jumps at `k = ways + 1`. Where that is not
 //!    clean (hashed sets, non-LRU) and the Fig. 4 ramp gave none either: unknown.
 
-use super::backend::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
+use super::backend::{
+    BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
+};
 use super::infer_cache::{
-    fit_ramp, footprint_steps, line_from_strides, medians_by, noise_of, snap_size,
-    ways_from_ramp, ways_from_same_set,
+    fit_ramp, footprint_steps, line_from_strides, medians_by, noise_of, snap_size, ways_from_ramp,
+    ways_from_same_set,
 };
 use super::options::ProbeOptions;
 use super::robust::median;
@@ -135,8 +137,11 @@ struct PathProbe<'a> {
     /// Stride and same-set curves, per level.
     extra: Vec<CacheCurve>,
     /// Steps checked by `validated`: `(lo, top)` and the decision.
-    validations: Vec<((u64, u64), Option<(u64, f64, f64)>)>,
+    validations: Vec<((u64, u64), Option<Remeasured>)>,
 }
+
+/// A step re-measured at one stride: `(stride, below, above)`.
+type Remeasured = (u64, f64, f64);
 
 /// One level found on the coarse curve, before its details.
 struct Found {
@@ -152,14 +157,21 @@ impl PathProbe<'_> {
     /// The stride the sweeps use at `footprint`: 32 B, or the smallest power of two that
     /// keeps the ring within `SWEEP_ELEMENTS` (and the backend's limit).
     fn sweep_stride(&self, footprint: u64) -> u64 {
-        footprint.div_ceil(self.ring_cap()).next_power_of_two().max(SWEEP_STRIDE)
+        footprint
+            .div_ceil(self.ring_cap())
+            .next_power_of_two()
+            .max(SWEEP_STRIDE)
     }
 
     /// A step re-measured at one stride on both sides: `(stride, below, above)`, or `None`
     /// where the rise goes away. Where the sweep's stride grows, a plateau of mixed hits (a
     /// stride below the next level's line) moves up without a level. Decisions are kept,
     /// as the sweep asks again while it grows.
-    fn validated(&mut self, step: &Step, noise: f64) -> Result<Option<(u64, f64, f64)>, BackendError> {
+    fn validated(
+        &mut self,
+        step: &Step,
+        noise: f64,
+    ) -> Result<Option<(u64, f64, f64)>, BackendError> {
         let key = (step.lo, step.hi.max(step.top));
         if let Some(&(_, decision)) = self.validations.iter().find(|v| v.0 == key) {
             return Ok(decision);
@@ -167,7 +179,8 @@ impl PathProbe<'_> {
         let stride = self.sweep_stride(key.1);
         let below = self.median_of(stride, key.0, REPEATS)?;
         let above = self.median_of(stride, key.1, REPEATS)?;
-        let decision = (above - below >= (6.0 * noise).max(0.02) * below).then_some((stride, below, above));
+        let decision =
+            (above - below >= (6.0 * noise).max(0.02) * below).then_some((stride, below, above));
         self.validations.push((key, decision));
         Ok(decision)
     }
@@ -188,7 +201,12 @@ impl PathProbe<'_> {
     }
 
     /// Same, at `stride`.
-    fn point_at(&mut self, stride: u64, footprint: u64, repeats: usize) -> Result<f64, BackendError> {
+    fn point_at(
+        &mut self,
+        stride: u64,
+        footprint: u64,
+        repeats: usize,
+    ) -> Result<f64, BackendError> {
         let footprint = (footprint / stride).max(1) * stride;
         let mut ys = Vec::with_capacity(repeats);
         for _ in 0..repeats.max(1) {
@@ -349,7 +367,12 @@ impl PathProbe<'_> {
     }
 
     /// Median of `repeats` chases (not part of the sweep curve).
-    fn median_of(&mut self, stride: u64, footprint: u64, repeats: usize) -> Result<f64, BackendError> {
+    fn median_of(
+        &mut self,
+        stride: u64,
+        footprint: u64,
+        repeats: usize,
+    ) -> Result<f64, BackendError> {
         let footprint = (footprint / stride).max(1) * stride;
         let ys = (0..repeats)
             .map(|_| self.chase(stride, footprint))
@@ -378,7 +401,11 @@ impl PathProbe<'_> {
             let mut y = self.point_at(stride, mid, repeats)?;
             if y > threshold && repeats == 1 {
                 // A spike must not move the boundary down: confirm a rise.
-                let again = [y, self.point_at(stride, mid, 1)?, self.point_at(stride, mid, 1)?];
+                let again = [
+                    y,
+                    self.point_at(stride, mid, 1)?,
+                    self.point_at(stride, mid, 1)?,
+                ];
                 y = median(&again);
             }
             if y > threshold {
@@ -449,7 +476,12 @@ impl PathProbe<'_> {
     }
 
     /// Step 4: latency against stride just past level `i`, within the next level.
-    fn line_of(&mut self, i: usize, found: &[Found], hit: f64) -> Result<Option<u64>, BackendError> {
+    fn line_of(
+        &mut self,
+        i: usize,
+        found: &[Found],
+        hit: f64,
+    ) -> Result<Option<u64>, BackendError> {
         let level = &found[i];
         let mut footprint = (level.end * 1.05) as u64;
         if let Some(next) = found.get(i + 1) {
@@ -489,11 +521,7 @@ impl PathProbe<'_> {
 
     /// Step 5: `k` elements spaced by the size, all in one set of an LRU cache indexed by
     /// line mod sets; the latency jumps when `k` passes the ways.
-    fn ways_same_set(
-        &mut self,
-        i: usize,
-        level: &Found,
-    ) -> Result<Option<u32>, BackendError> {
+    fn ways_same_set(&mut self, i: usize, level: &Found) -> Result<Option<u32>, BackendError> {
         let spacing = level.size;
         let midpoint = (level.below + level.above) / 2.0;
         let mut points = Vec::new();

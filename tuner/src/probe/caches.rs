@@ -67,9 +67,8 @@ fn run(
     let mut outcomes: Vec<((LoadPath, Carveout), PathOutcome)> = Vec::new();
     for (i, &(path, carveout)) in PASSES.iter().enumerate() {
         let outcome = probe_path(system, path, carveout, options, path == LoadPath::L1);
-        match supported(outcome)? {
-            Some(o) => outcomes.push(((path, carveout), o)),
-            None => {}
+        if let Some(o) = supported(outcome)? {
+            outcomes.push(((path, carveout), o));
         }
         progress.update(&ProgressEvent {
             kind: MemoryKind::Device,

@@ -7,7 +7,10 @@ use super::steps::{detect, points, Step};
 use memtune_core::profile::{CachePoint, ChaseCurve, ChasePoint};
 
 /// Medians of the repeats of each footprint (or stride), ascending.
-pub(crate) fn medians_by(points: &[CachePoint], key: impl Fn(&CachePoint) -> u64) -> Vec<(u64, f64)> {
+pub(crate) fn medians_by(
+    points: &[CachePoint],
+    key: impl Fn(&CachePoint) -> u64,
+) -> Vec<(u64, f64)> {
     let mut sorted: Vec<(u64, f64)> = points.iter().map(|p| (key(p), p.cycles_per_load)).collect();
     sorted.sort_by_key(|p| p.0);
     sorted
@@ -162,13 +165,22 @@ pub(crate) fn snap_size(start: f64, stride: u64) -> u64 {
 /// at the size, the miss share is `(W + 1)(1 - size / F)`, so the rise's slope against
 /// `-1 / F` is `(above - below)(W + 1) size`. An answer only within 0.25 of a whole number
 /// (steps that are not clean give none rather than a guess).
-pub(crate) fn ways_from_ramp(ramp: &[(u64, f64)], below: f64, above: f64, size: u64) -> Option<u32> {
+pub(crate) fn ways_from_ramp(
+    ramp: &[(u64, f64)],
+    below: f64,
+    above: f64,
+    size: u64,
+) -> Option<u32> {
     let ceiling = below + 0.9 * (above - below);
     let mut sorted = ramp.to_vec();
     sorted.sort_by_key(|p| p.0);
     let c = size as f64;
     let (mut hv, mut hh) = (0.0, 0.0);
-    for &(f, v) in sorted.iter().filter(|p| p.0 > 0).take_while(|p| p.1 < ceiling) {
+    for &(f, v) in sorted
+        .iter()
+        .filter(|p| p.0 > 0)
+        .take_while(|p| p.1 < ceiling)
+    {
         let h = (1.0 / c - 1.0 / f as f64).max(0.0);
         hv += h * (v - below);
         hh += h * h;
@@ -201,7 +213,7 @@ pub(crate) fn ways_from_same_set(by_elements: &[(u64, f64)], midpoint: f64) -> O
     let first_high = by_elements.iter().position(|p| p.1 > midpoint)?;
     let clean = first_high > 0 && by_elements[first_high..].iter().all(|p| p.1 > midpoint);
     let ways = by_elements[first_high - usize::from(first_high > 0)].0;
-    (clean && by_elements[first_high].0 == ways + 1).then(|| ways as u32)
+    (clean && by_elements[first_high].0 == ways + 1).then_some(ways as u32)
 }
 
 #[cfg(test)]
@@ -217,7 +229,10 @@ mod tests {
         let ramp: Vec<(u64, f64)> = [416, 448, 480].iter().map(|&f| (f, at(f))).collect();
         let above = hit + (miss - hit) * 0.25;
         let r = fit_ramp(&ramp, hit, above, 0.002, true).unwrap();
-        assert!((r.start - 384.0).abs() < 1e-6 && (r.end - 512.0).abs() < 1e-6, "{r:?}");
+        assert!(
+            (r.start - 384.0).abs() < 1e-6 && (r.end - 512.0).abs() < 1e-6,
+            "{r:?}"
+        );
         assert_eq!(snap_size(r.start + 5.0, 32), 384);
         assert_eq!(ways_from_ramp(&ramp, hit, above, 384), Some(3));
     }
@@ -232,10 +247,24 @@ mod tests {
 
     #[test]
     fn line_and_ways() {
-        let strides = [(8, 32.5), (16, 35.0), (32, 40.0), (64, 50.0), (128, 50.5), (256, 49.8)];
+        let strides = [
+            (8, 32.5),
+            (16, 35.0),
+            (32, 40.0),
+            (64, 50.0),
+            (128, 50.5),
+            (256, 49.8),
+        ];
         assert_eq!(line_from_strides(&strides, 30.0), Some(64));
         assert_eq!(line_from_strides(&strides[3..], 30.0), None);
-        let set = [(1, 30.0), (2, 31.0), (3, 29.0), (4, 30.5), (5, 80.0), (6, 81.0)];
+        let set = [
+            (1, 30.0),
+            (2, 31.0),
+            (3, 29.0),
+            (4, 30.5),
+            (5, 80.0),
+            (6, 81.0),
+        ];
         assert_eq!(ways_from_same_set(&set, 55.0), Some(4));
         let unclean = [(1, 30.0), (2, 70.0), (3, 29.0), (4, 80.0)];
         assert_eq!(ways_from_same_set(&unclean, 55.0), None);

@@ -113,7 +113,10 @@ mod tests {
         // 385-512 B: the sets overflow one per 32 B line; a thrashing set misses every load.
         let steps: Vec<f64> = [416, 448, 480, 512].iter().map(|&f| at(f)).collect();
         assert!(steps.windows(2).all(|w| w[1] > w[0]), "{steps:?}");
-        assert!((steps[0] - (10.0 + 90.0 * 4.0 / 52.0)).abs() < 1e-9, "{steps:?}");
+        assert!(
+            (steps[0] - (10.0 + 90.0 * 4.0 / 52.0)).abs() < 1e-9,
+            "{steps:?}"
+        );
         assert_eq!(at(512), 100.0 * 0.25 + 10.0 * 0.75);
         assert_eq!(at(4096), at(512));
     }

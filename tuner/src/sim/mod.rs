@@ -9,6 +9,7 @@ mod noise;
 mod simulator;
 
 pub use config::{
-    CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig, BUILTIN_NAMES, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
+    CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig,
+    BUILTIN_NAMES, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
 };
 pub use simulator::{SimStats, Simulator, READS_IN_FLIGHT_PER_SM};
