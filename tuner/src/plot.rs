@@ -1,7 +1,9 @@
 //! SVG line charts for `--plot DIR`: latency against footprint per stride, with the
 //! inferred boundaries marked. No dependencies: the SVG is written by hand.
 
-use memtune_core::profile::{MemoryKind, RandomAccessCurve, TlbKind};
+use memtune_core::profile::{
+    CacheCurveKind, CacheHierarchy, CachePath, MemoryKind, RandomAccessCurve, TlbKind,
+};
 use std::fmt::Write;
 
 /// One line of a chart.
@@ -248,6 +250,49 @@ pub fn random_access_chart(device: &str, kind: MemoryKind, curve: &RandomAccessC
             .map(|k| vec![(k as f64, format!("knee {}", size_label(k as f64)))])
             .unwrap_or_default(),
     }
+}
+
+/// Cache latency against footprint for one load path, a line per carveout (each point at
+/// the stride the sweep used there); dashed lines at the inferred sizes. `None` when the
+/// path has no footprint curve.
+pub fn cache_chart(device: &str, path: CachePath, caches: &CacheHierarchy) -> Option<Chart> {
+    let series: Vec<Series> = caches
+        .curves
+        .iter()
+        .filter(|c| c.path == path && c.kind == CacheCurveKind::Footprint)
+        .map(|c| {
+            let mut points: Vec<(f64, f64)> = c
+                .points
+                .iter()
+                .map(|p| (p.footprint_bytes as f64, p.cycles_per_load))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series {
+                label: c.carveout.to_string(),
+                points,
+            }
+        })
+        .collect();
+    if series.is_empty() {
+        return None;
+    }
+    let markers = caches
+        .levels
+        .iter()
+        .filter(|l| l.path == path)
+        .map(|l| {
+            (
+                l.size_bytes as f64,
+                format!("{} {}", l.name, size_label(l.size_bytes as f64)),
+            )
+        })
+        .collect();
+    Some(Chart {
+        title: format!("{device}: caches, {path} path (pointer chase)"),
+        y_label: "cycles per load".to_string(),
+        series,
+        markers,
+    })
 }
 
 #[cfg(test)]

@@ -201,19 +201,26 @@ fn probe_gpu(
     let mut profile = Profile::identity_only(id.clone(), provenance(options, None));
     let mut failed = match Gpu::open(ordinal, id.clone(), &bounds(args)) {
         Ok(mut gpu) => {
+            // The caches first, on a quiet GPU, before the sections that allocate their own.
+            let caches =
+                probe::run_caches(&mut gpu, args, &format!("GPU {ordinal}: caches"), ctx.quiet);
+            let caches_failed = probe::apply_caches(&mut profile, caches.as_ref());
             let result = probe::run(&mut gpu, args, &format!("GPU {ordinal}"), ctx.quiet);
             // Frees the probe's buffers before the sections that allocate their own.
             drop(gpu);
             for w in &result.warnings {
                 ctx.note(&format!("warning: {w}"));
             }
-            probe::apply(&mut profile, &result)
+            probe::apply(&mut profile, &result) || caches_failed
         }
         Err(e) => {
             let reason = format!("the probe could not start: {e}");
             for kind in MemoryKind::ALL {
                 *profile.tlb.get_mut(kind) = Section::failed(&reason);
                 *profile.random_access.get_mut(kind) = Section::failed(&reason);
+            }
+            if !args.no_caches {
+                profile.caches = Section::failed(&reason);
             }
             true
         }
@@ -301,7 +308,8 @@ fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
             .map(|(o, p, path, charts)| {
                 json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name,
                 "digest": p.digest, "path": path, "duration_seconds": p.provenance.duration_seconds,
-                "tlb": probe::summary(p), "sections": section_summary(p),
+                "tlb": probe::summary(p), "caches": probe::cache_summary(p),
+                "sections": section_summary(p),
                 "quick": args.probe.quick.then_some(QUICK_NOTE), "charts": charts})
             })
             .collect();
@@ -314,6 +322,9 @@ fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
             );
             for line in probe::summary(p) {
                 println!("  TLB {line}");
+            }
+            for line in probe::cache_summary(p) {
+                println!("  caches: {line}");
             }
             for line in section_summary(p) {
                 println!("  {line}");
@@ -343,14 +354,20 @@ fn probe_to_file(
             let name = config.name.clone();
             let mut sim = Simulator::new(config);
             let identity = sim.identity();
+            let caches = probe::run_caches(
+                &mut sim,
+                args,
+                &format!("simulated {name}: caches"),
+                ctx.quiet,
+            );
             let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
             let mut profile = Profile::identity_only(
                 identity,
                 provenance(simulated_options(args, spec), Some(name.clone())),
             );
-            let failed = probe::apply(&mut profile, &result);
-            let unmodelled = "the simulator models TLBs and random access only";
-            profile.caches = Section::not_measured(unmodelled);
+            let failed = probe::apply(&mut profile, &result)
+                | probe::apply_caches(&mut profile, caches.as_ref());
+            let unmodelled = "the simulator models TLBs, random access and caches only";
             profile.shared_memory_staging = Section::not_measured(unmodelled);
             profile.bandwidth = Section::not_measured(unmodelled);
             profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
@@ -375,12 +392,16 @@ fn probe_to_file(
     if ctx.json {
         print_json(
             &json!({"path": output, "uuid": profile.device.uuid, "simulated": profile.is_simulated(),
-            "digest": profile.digest, "tlb": probe::summary(&profile), "charts": charts, "profile": profile}),
+            "digest": profile.digest, "tlb": probe::summary(&profile), "caches": probe::cache_summary(&profile),
+            "charts": charts, "profile": profile}),
         );
     } else {
         println!("{}", profile.device.name);
         for line in probe::summary(&profile) {
             println!("  TLB {line}");
+        }
+        for line in probe::cache_summary(&profile) {
+            println!("  caches: {line}");
         }
         println!("  profile written to {}", output.display());
     }

@@ -4,10 +4,13 @@ use super::exit::{CliError, Exit};
 use super::render::bytes;
 use super::size;
 use crate::plot;
-use crate::probe::{probe_tlb, MemorySystem, PerKindResult, ProbeOptions, ProgressEvent, Stage};
+use crate::probe::{
+    probe_caches, probe_tlb, CacheProbeResult, MemorySystem, PerKindResult, ProbeOptions,
+    ProgressEvent, Stage,
+};
 use crate::progress::Bar;
 use clap::Args;
-use memtune_core::profile::{MemoryKind, Profile, Section};
+use memtune_core::profile::{CacheHierarchy, CachePath, MemoryKind, Profile, Section};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,7 +50,11 @@ pub struct ProbeArgs {
     /// Skip the shared-memory staging table of the 3-D stencil (GPU only).
     #[arg(long)]
     pub no_staging: bool,
-    /// Write SVG charts (TLB curves and random-access throughput per kind) into DIR.
+    /// Skip the cache hierarchy (L1, L2, constant caches, DRAM and shared-memory latency).
+    #[arg(long)]
+    pub no_caches: bool,
+    /// Write SVG charts (TLB curves and random-access throughput per kind, cache latency
+    /// per load path) into DIR.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 }
@@ -77,6 +84,7 @@ impl ProbeArgs {
         m.insert("random_access".into(), json!(!self.no_random_access));
         m.insert("bandwidth".into(), json!(!self.no_bandwidth));
         m.insert("staging".into(), json!(!self.no_staging));
+        m.insert("caches".into(), json!(!self.no_caches));
         m
     }
 }
@@ -92,6 +100,9 @@ fn describe(event: &ProgressEvent) -> String {
             format!("{kind}: random access, {}", bytes(region_bytes))
         }
         Stage::KindDone => format!("{kind}: done"),
+        Stage::Caches { path, carveout } => {
+            format!("caches: {path:?} path, {carveout:?} carveout")
+        }
     }
 }
 
@@ -111,6 +122,91 @@ pub fn run(
         result.chase_calls, result.random_access_calls
     ));
     result
+}
+
+/// Runs the cache probe with a progress bar on stderr; `None` with `--no-caches`.
+pub fn run_caches(
+    system: &mut dyn MemorySystem,
+    args: &ProbeArgs,
+    label: &str,
+    quiet: bool,
+) -> Option<CacheProbeResult> {
+    if args.no_caches {
+        return None;
+    }
+    let mut bar = Bar::new(label, quiet);
+    let result = probe_caches(system, &args.options(), &mut |e: &ProgressEvent| {
+        bar.update(e.fraction, &describe(e))
+    });
+    bar.finish(&format!(
+        "{} cache chases: {}",
+        result.chase_calls,
+        result.section.status_line()
+    ));
+    Some(result)
+}
+
+/// Puts the cache section into the profile, with the L2 size cross-checked against the
+/// device attribute; returns whether it failed.
+pub fn apply_caches(profile: &mut Profile, result: Option<&CacheProbeResult>) -> bool {
+    profile.caches = match result {
+        None => Section::not_measured("skipped (--no-caches)"),
+        Some(r) => r.section.clone(),
+    };
+    let attribute = profile.device.l2_bytes;
+    if let Section::Measured(h) = &mut profile.caches {
+        if let Some(l2) = whole_l2(h) {
+            let measured = l2.size_bytes as f64;
+            if attribute > 0 && (measured - attribute as f64).abs() > 0.1 * attribute as f64 {
+                l2.attribute_bytes = Some(attribute);
+            }
+        }
+    }
+    matches!(profile.caches, Section::Failed { .. })
+}
+
+/// The last level of the L2 path: the whole L2 (past a partition plateau, if any).
+fn whole_l2(h: &mut CacheHierarchy) -> Option<&mut memtune_core::profile::CacheLevel> {
+    h.levels.iter_mut().rev().find(|l| l.path == CachePath::L2)
+}
+
+/// Lines for the summary: one per cache level, then DRAM and shared memory.
+pub fn cache_summary(profile: &Profile) -> Vec<String> {
+    let Section::Measured(h) = &profile.caches else {
+        return vec![profile.caches.status_line()];
+    };
+    let mut lines: Vec<String> = h
+        .levels
+        .iter()
+        .map(|l| {
+            let mut line = format!(
+                "{} ({} path, {}): {}, line {}, {} ways, {:.0} cycles",
+                l.name,
+                l.path,
+                l.carveout,
+                bytes(l.size_bytes),
+                l.line_bytes.map_or("unknown".to_string(), bytes),
+                l.ways.map_or("unknown".to_string(), |w| w.to_string()),
+                l.hit_latency_cycles
+            );
+            if let Some(a) = l.attribute_bytes {
+                line.push_str(&format!(
+                    "; the device reports {} ({:+.0}%)",
+                    bytes(a),
+                    (l.size_bytes as f64 / a as f64 - 1.0) * 100.0
+                ));
+            }
+            line
+        })
+        .collect();
+    let cycles =
+        |c: Option<f64>| c.map_or("not measured".to_string(), |c| format!("{c:.0} cycles"));
+    lines.push(format!(
+        "DRAM {}, shared memory {}",
+        cycles(h.dram_latency_cycles),
+        cycles(h.shared_memory_latency_cycles)
+    ));
+    lines
 }
 
 /// Puts the probe's sections into the profile; returns whether any kind failed.
@@ -151,7 +247,8 @@ pub fn summary(profile: &Profile) -> Vec<String> {
         .collect()
 }
 
-/// Writes `tlb-<kind>.svg` and `random-access-<kind>.svg` for every measured kind.
+/// Writes `tlb-<kind>.svg` and `random-access-<kind>.svg` for every measured kind, and
+/// `caches-<path>.svg` per load path measured.
 pub fn write_plots(dir: &Path, profile: &Profile) -> Result<Vec<PathBuf>, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| {
         CliError::new(
@@ -170,6 +267,13 @@ pub fn write_plots(dir: &Path, profile: &Profile) -> Result<Vec<PathBuf>, CliErr
                 format!("random-access-{kind}.svg"),
                 plot::random_access_chart(name, kind, r),
             ));
+        }
+    }
+    if let Section::Measured(h) = &profile.caches {
+        for path in [CachePath::L1, CachePath::L2, CachePath::Constant] {
+            if let Some(chart) = plot::cache_chart(name, path, h) {
+                charts.push((format!("caches-{path}.svg"), chart));
+            }
         }
     }
     let mut written = Vec::new();

@@ -99,6 +99,38 @@ pub fn profile(p: &Profile) -> String {
         }
     }
     let _ = writeln!(s, "caches: {}", p.caches.status_line());
+    if let Section::Measured(h) = &p.caches {
+        let _ = writeln!(
+            s,
+            "  {:<18} {:<9} {:<17} {:>10} {:>8} {:>7} {:>11}",
+            "level", "path", "carveout", "size", "line", "ways", "hit cycles"
+        );
+        for l in &h.levels {
+            let _ = writeln!(
+                s,
+                "  {:<18} {:<9} {:<17} {:>10} {:>8} {:>7} {:>11.0}{}",
+                l.name,
+                l.path.to_string(),
+                l.carveout.to_string(),
+                bytes(l.size_bytes),
+                l.line_bytes.map_or("?".to_string(), bytes),
+                l.ways.map_or("?".to_string(), |w| w.to_string()),
+                l.hit_latency_cycles,
+                l.attribute_bytes
+                    .map(|a| format!("  (device attribute: {})", bytes(a)))
+                    .unwrap_or_default()
+            );
+        }
+        let cycles =
+            |c: Option<f64>| c.map_or("not measured".to_string(), |c| format!("{c:.0} cycles"));
+        let _ = writeln!(
+            s,
+            "  DRAM {}, shared memory {}; {} raw curves",
+            cycles(h.dram_latency_cycles),
+            cycles(h.shared_memory_latency_cycles),
+            h.curves.len()
+        );
+    }
     let _ = writeln!(
         s,
         "shared-memory staging: {}",

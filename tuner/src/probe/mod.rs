@@ -5,6 +5,9 @@
 //! chase sweep, the inference, optionally the sharing search, and the random-access curve.
 
 mod backend;
+mod cache_sweep;
+mod caches;
+mod infer_cache;
 mod infer_tlb;
 mod metered;
 mod options;
@@ -18,6 +21,7 @@ mod sweep;
 pub use backend::{
     BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
 };
+pub use caches::{probe_caches, CacheProbeResult};
 pub use infer_tlb::infer_tlb;
 pub use options::ProbeOptions;
 pub use progress::{NoProgress, Progress, ProgressEvent, Stage};

@@ -1,5 +1,6 @@
 //! Progress reporting: the probe tells a [`Progress`] where it is; the CLI draws a bar.
 
+use super::backend::{Carveout, LoadPath};
 use memtune_core::profile::MemoryKind;
 
 /// What the probe is doing.
@@ -13,6 +14,9 @@ pub enum Stage {
     RandomAccess { region_bytes: u64 },
     /// Finished the kind.
     KindDone,
+    /// Finished the cache chases of one path (events of the cache probe carry the device
+    /// kind).
+    Caches { path: LoadPath, carveout: Carveout },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

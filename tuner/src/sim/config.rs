@@ -32,8 +32,46 @@ pub struct SimConfig {
     /// Cycles of a chase load when every translation hits.
     pub l2_hit_cycles: f64,
     pub memory_kinds: BTreeMap<MemoryKind, KindConfig>,
+    /// Data caches of device memory, fastest first (empty: none modelled).
+    pub caches: Vec<CacheLevelConfig>,
+    /// Constant caches, fastest first.
+    pub constant_caches: Vec<CacheLevelConfig>,
+    /// Cycles of a cache chase load that misses every data cache; required with `caches`.
+    pub dram_cycles: Option<f64>,
+    /// Cycles of a constant load that misses every constant cache (default `dram_cycles`).
+    pub constant_miss_cycles: Option<f64>,
+    pub shared_memory_cycles: Option<f64>,
+    /// The most elements one cache-chase ring may have (the GPU's limit, 65536 by default).
+    pub max_chase_elements: u64,
     pub noise: NoiseConfig,
 }
+
+/// One simulated cache level: LRU per set, set = line address mod sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheLevelConfig {
+    /// `L1` levels are skipped by the L2 path (`ld.global.cg`) and follow the carveout.
+    pub name: String,
+    pub size_bytes: u64,
+    pub line_bytes: u64,
+    pub ways: u64,
+    pub hit_cycles: f64,
+    /// The size at the largest L1 carveout (`L1` only; default `size_bytes`).
+    pub max_carveout_size_bytes: Option<u64>,
+}
+
+impl CacheLevelConfig {
+    /// `size_bytes / (line_bytes * ways)`; validation makes it whole and at least 1.
+    pub fn sets(&self) -> u64 {
+        self.size_bytes / (self.line_bytes * self.ways).max(1)
+    }
+
+    pub fn is_l1(&self) -> bool {
+        self.name == "L1"
+    }
+}
+
+/// The default of `max_chase_elements`: what the GPU backend allows.
+pub const DEFAULT_MAX_CHASE_ELEMENTS: u64 = 65536;
 
 /// One kind of memory of the simulated GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -242,13 +280,191 @@ impl Parser<'_> {
             Some(v) => self.noise(v)?,
         };
 
+        let caches = self.cache_levels(root, "caches", true)?;
+        let constant_caches = self.cache_levels(root, "constant_caches", false)?;
+        let dram_cycles = self.optional_positive(
+            root,
+            "dram_cycles",
+            "give the latency of a chase load that misses every cache, e.g. \"dram_cycles\": 600",
+        )?;
+        if !caches.is_empty() && dram_cycles.is_none() {
+            return Err(SimConfigError::Missing {
+                origin: self.origin.to_string(),
+                key: "dram_cycles".to_string(),
+                fix: "a simulator with `caches` needs the latency of a load that misses them all, e.g. \"dram_cycles\": 600".to_string(),
+            });
+        }
+        let constant_miss_cycles = self
+            .optional_positive(
+                root,
+                "constant_miss_cycles",
+                "give the latency of a constant load that misses every constant cache, e.g. 476",
+            )?
+            .or(dram_cycles);
+        if !constant_caches.is_empty() && constant_miss_cycles.is_none() {
+            return Err(SimConfigError::Missing {
+                origin: self.origin.to_string(),
+                key: "constant_miss_cycles".to_string(),
+                fix: "a simulator with `constant_caches` needs `constant_miss_cycles` or `dram_cycles`".to_string(),
+            });
+        }
+        let shared_memory_cycles = self.optional_positive(
+            root,
+            "shared_memory_cycles",
+            "give the latency of a dependent shared-memory load, e.g. 30",
+        )?;
+        let max_chase_elements = match root.get("max_chase_elements") {
+            None | Some(Value::Null) => DEFAULT_MAX_CHASE_ELEMENTS,
+            Some(_) => self.positive_int(
+                root,
+                "",
+                "max_chase_elements",
+                "give the longest chase ring the GPU allows, e.g. 65536",
+            )?,
+        };
+
         Ok(SimConfig {
             name,
             sm_count,
             clock_mhz,
             l2_hit_cycles,
             memory_kinds,
+            caches,
+            constant_caches,
+            dram_cycles,
+            constant_miss_cycles,
+            shared_memory_cycles,
+            max_chase_elements,
             noise,
+        })
+    }
+
+    fn optional_positive(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        fix: &str,
+    ) -> Result<Option<f64>, SimConfigError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.positive_number(obj, "", key, fix).map(Some),
+        }
+    }
+
+    /// `caches` or `constant_caches`: an array of levels, fastest first, names unique.
+    fn cache_levels(
+        &self,
+        root: &Map<String, Value>,
+        key: &str,
+        data: bool,
+    ) -> Result<Vec<CacheLevelConfig>, SimConfigError> {
+        let items = match root.get(key) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(_) => {
+                return Err(self.invalid(
+                    key,
+                    "must be an array of levels",
+                    "list the levels fastest first, e.g. [{\"name\": \"L1\", \"size_bytes\": 384, \"line_bytes\": 32, \"ways\": 3, \"hit_cycles\": 30}]",
+                ))
+            }
+        };
+        let mut levels: Vec<CacheLevelConfig> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("{key}[{i}]");
+            let level = self.cache_level(item, &path, data)?;
+            if levels.iter().any(|l| l.name == level.name) {
+                return Err(self.invalid(
+                    &format!("{path}.name"),
+                    &format!("repeats `{}`", level.name),
+                    "give every level its own name",
+                ));
+            }
+            levels.push(level);
+        }
+        Ok(levels)
+    }
+
+    fn cache_level(
+        &self,
+        value: &Value,
+        path: &str,
+        data: bool,
+    ) -> Result<CacheLevelConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                path,
+                "must be an object",
+                "give name, size_bytes, line_bytes, ways and hit_cycles",
+            )
+        })?;
+        let name = match self.required(obj, path, "name")? {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            _ => {
+                return Err(self.invalid(
+                    &join(path, "name"),
+                    "must be a non-empty string",
+                    "e.g. \"name\": \"L2\" (levels named L1 are skipped by the L2 path)",
+                ))
+            }
+        };
+        let size_bytes =
+            self.positive_int(obj, path, "size_bytes", "give the capacity, e.g. 262144")?;
+        let line_bytes =
+            self.positive_int(obj, path, "line_bytes", "give the line size, e.g. 128")?;
+        let ways = self.positive_int(obj, path, "ways", "give the associativity, e.g. 4")?;
+        let hit_cycles = self.positive_number(
+            obj,
+            path,
+            "hit_cycles",
+            "give the latency of a chase load that hits this level, e.g. 35",
+        )?;
+        let way_bytes = line_bytes.saturating_mul(ways);
+        let check_size = |key: &str, size: u64| {
+            if size % way_bytes != 0 {
+                let sets = (size / way_bytes).max(1);
+                Err(self.invalid(
+                    &join(path, key),
+                    &format!(
+                        "is {size}, not line_bytes x ways x sets ({line_bytes} x {ways} x sets for a whole number of sets >= 1)"
+                    ),
+                    &format!(
+                        "use a multiple of {way_bytes}, e.g. {} ({sets} sets), or change line_bytes or ways",
+                        sets * way_bytes
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        check_size("size_bytes", size_bytes)?;
+        let max_carveout_size_bytes = match obj.get("max_carveout_size_bytes") {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                if !data || name != "L1" {
+                    return Err(self.invalid(
+                        &join(path, "max_carveout_size_bytes"),
+                        "is only meaningful for the data cache named L1",
+                        "remove it, or name the level L1",
+                    ));
+                }
+                let size = self.positive_int(
+                    obj,
+                    path,
+                    "max_carveout_size_bytes",
+                    "give the L1 size at the largest carveout, e.g. 262144",
+                )?;
+                check_size("max_carveout_size_bytes", size)?;
+                Some(size)
+            }
+        };
+        Ok(CacheLevelConfig {
+            name,
+            size_bytes,
+            line_bytes,
+            ways,
+            hit_cycles,
+            max_carveout_size_bytes,
         })
     }
 

@@ -2,12 +2,14 @@
 //! [`MemorySystem`](crate::probe::MemorySystem) whose TLBs, latencies and noise come from a
 //! [`SimConfig`], so the probe's sweeps and inference run on any machine.
 
+mod cache;
 mod config;
 mod model;
 mod noise;
 mod simulator;
 
 pub use config::{
-    KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig, BUILTIN_NAMES, SCHEMA,
+    CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig,
+    BUILTIN_NAMES, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
 };
 pub use simulator::{SimStats, Simulator, READS_IN_FLIGHT_PER_SM};

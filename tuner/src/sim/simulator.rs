@@ -1,9 +1,12 @@
 //! The simulated GPU: a [`MemorySystem`] answering from [`SimConfig`] through the cost models.
 
+use super::cache::{chase_cycles as cache_chase_cycles, CacheGeometry};
 use super::config::SimConfig;
 use super::model::KindModel;
 use super::noise::Noise;
-use crate::probe::{BackendError, MemorySystem, TIMED_LOADS_CAP};
+use crate::probe::{
+    BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
+};
 use memtune_core::profile::{ComputeCapability, DeviceIdentity, MemoryKind};
 use std::collections::BTreeMap;
 
@@ -72,7 +75,13 @@ impl Simulator {
             name: format!("{name} (simulated)"),
             compute_capability: ComputeCapability { major: 0, minor: 0 },
             sm_count: self.sm_count(),
-            l2_bytes: 0,
+            // What the driver would report: the whole L2, the last level the L2 path sees.
+            l2_bytes: self
+                .config
+                .caches
+                .iter()
+                .rfind(|l| !l.is_l1())
+                .map_or(0, |l| l.size_bytes),
             shared_memory_per_block_bytes: 0,
             shared_memory_per_block_optin_bytes: 0,
             shared_memory_per_sm_bytes: 0,
@@ -130,6 +139,51 @@ impl Simulator {
             });
         }
         Ok(())
+    }
+
+    /// The levels a cache chase through `path` at `carveout` goes through, and the cycles of
+    /// a load that misses them all.
+    fn cache_levels(
+        &self,
+        path: LoadPath,
+        carveout: Carveout,
+    ) -> Result<(Vec<CacheGeometry>, f64), BackendError> {
+        let c = &self.config;
+        let unsupported = |what: &str| BackendError::Unsupported {
+            what: format!("the simulated GPU `{}` has no {what}", c.name),
+        };
+        match path {
+            LoadPath::Constant => {
+                let miss = c
+                    .constant_miss_cycles
+                    .filter(|_| !c.constant_caches.is_empty())
+                    .ok_or_else(|| unsupported("constant-cache model"))?;
+                let levels = c
+                    .constant_caches
+                    .iter()
+                    .map(|l| CacheGeometry::new(l, l.size_bytes))
+                    .collect();
+                Ok((levels, miss))
+            }
+            LoadPath::L1 | LoadPath::L2 => {
+                let miss = c
+                    .dram_cycles
+                    .ok_or_else(|| unsupported("data-cache model"))?;
+                let levels = c
+                    .caches
+                    .iter()
+                    .filter(|l| path == LoadPath::L1 || !l.is_l1())
+                    .map(|l| {
+                        let size = match (carveout, l.max_carveout_size_bytes) {
+                            (Carveout::MaxL1, Some(max)) if l.is_l1() => max,
+                            _ => l.size_bytes,
+                        };
+                        CacheGeometry::new(l, size)
+                    })
+                    .collect();
+                Ok((levels, miss))
+            }
+        }
     }
 
     /// Cycles per load of one chase, before noise; also counts its cost.
@@ -242,5 +296,62 @@ impl MemorySystem for Simulator {
         // Noise applies to the time measured, so a spike lowers the throughput.
         let noisy_time = self.noise.apply(1.0);
         Ok(reads_per_second / noisy_time)
+    }
+
+    fn cache_chase(
+        &mut self,
+        path: LoadPath,
+        carveout: Carveout,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+    ) -> Result<f64, BackendError> {
+        let (levels, miss_cycles) = self.cache_levels(path, carveout)?;
+        if stride_bytes == 0 || footprint_bytes == 0 {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a chase needs a positive stride and footprint (got {stride_bytes} and {footprint_bytes})"
+                ),
+            });
+        }
+        let elements = (footprint_bytes / stride_bytes).max(1);
+        if elements > self.config.max_chase_elements {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a ring of {elements} elements ({footprint_bytes} bytes at stride {stride_bytes}) exceeds the {} elements a chase may have",
+                    self.config.max_chase_elements
+                ),
+            });
+        }
+        if path == LoadPath::Constant && footprint_bytes > CONSTANT_BANK_BYTES {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a constant chase of {footprint_bytes} bytes exceeds the {CONSTANT_BANK_BYTES}-byte constant bank"
+                ),
+            });
+        }
+        if path != LoadPath::Constant {
+            self.check_footprint(MemoryKind::Device, footprint_bytes)?;
+        }
+        self.stats.chase_calls += 1;
+        self.stats.loads += elements + elements.min(TIMED_LOADS_CAP);
+        let cycles = cache_chase_cycles(&levels, miss_cycles, stride_bytes, elements);
+        Ok(self.noise.apply(cycles))
+    }
+
+    fn max_chase_elements(&self) -> u64 {
+        self.config.max_chase_elements
+    }
+
+    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        let cycles = self
+            .config
+            .shared_memory_cycles
+            .ok_or_else(|| BackendError::Unsupported {
+                what: format!(
+                    "the simulated GPU `{}` has no shared-memory model",
+                    self.config.name
+                ),
+            })?;
+        Ok(self.noise.apply(cycles))
     }
 }
