@@ -37,7 +37,7 @@ pub use bindings::Bindings;
 pub use cargo::Instructions;
 pub use error::BuildError;
 pub use nvcc::{Format, ENV_NVCC_SWITCH};
-pub use profile::{project_root, ENV_DEVICE};
+pub use profile::ENV_DEVICE;
 
 use memtune_core::lookup::Resolved;
 use memtune_core::plan::sampling::{self, SamplingWorkload};

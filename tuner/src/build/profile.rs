@@ -6,22 +6,12 @@
 
 use super::cargo::Instructions;
 use super::error::BuildError;
-use memtune_core::lookup::{self, LookupConfig, Resolved, Source, Wanted, PROJECT_DIR};
+use memtune_core::lookup::{self, LookupConfig, Resolved, Source, Wanted};
 use memtune_core::profile::is_valid_uuid;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The UUID of the device to build for, e.g. the deployment GPU's.
 pub const ENV_DEVICE: &str = "MEMTUNE_DEVICE";
-
-/// The directory whose `.memtune/` is the project's: the nearest ancestor of the crate's
-/// manifest directory holding one (a workspace keeps it at its root), else the crate's own.
-pub fn project_root(manifest_dir: &Path) -> PathBuf {
-    manifest_dir
-        .ancestors()
-        .find(|d| d.join(PROJECT_DIR).is_dir())
-        .unwrap_or(manifest_dir)
-        .to_path_buf()
-}
 
 /// Runs the lookup chain for the crate at `manifest_dir`.
 pub fn resolve(manifest_dir: &Path, cargo: &mut Instructions) -> Result<Resolved, BuildError> {
@@ -40,8 +30,8 @@ pub fn resolve(manifest_dir: &Path, cargo: &mut Instructions) -> Result<Resolved
         }
         None => None,
     };
-    let root = project_root(manifest_dir);
-    let config = LookupConfig::from_env(Some(&root));
+    // The crate's own `.memtune/`, as the macros read it.
+    let config = LookupConfig::from_env(Some(manifest_dir));
     // A profile added to or removed from `.memtune/` changes the answer.
     if let Some(dir) = &config.project_dir {
         cargo.file(dir);
@@ -60,19 +50,4 @@ pub fn resolve(manifest_dir: &Path, cargo: &mut Instructions) -> Result<Resolved
         cargo.warn(format!("memtune: {w}"));
     }
     Ok(resolved)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn project_root_is_the_nearest_holding_memtune_dir() {
-        let tmp = tempfile::TempDir::new().unwrap();
-        let krate = tmp.path().join("ws/app");
-        std::fs::create_dir_all(&krate).unwrap();
-        assert_eq!(project_root(&krate), krate);
-        std::fs::create_dir_all(tmp.path().join("ws").join(PROJECT_DIR)).unwrap();
-        assert_eq!(project_root(&krate), tmp.path().join("ws"));
-    }
 }
