@@ -7,9 +7,11 @@
 
 pub mod device;
 pub mod launch;
+pub mod replan;
 pub mod tuned;
 
 pub use launch::{LaunchError, Runtime};
+pub use replan::{EmbeddedProfiles, Replan, Replanned, RuntimeSource, UsedProfile};
 pub use tuned::{Tuned, TunedError};
 
 pub use memtune_core as core;
@@ -18,4 +20,9 @@ pub use memtune_core::{
     Resolved, Section, Source, Store, Wanted,
 };
 pub use memtune_kernels as kernels;
+pub use memtune_core::compiled::{GroupingConsts, ProfileStamp, SamplingConsts, StencilConsts};
 pub use memtune_macros as macros;
+/// Compile-time constants from the hardware profile (`docs/macros.md`).
+pub use memtune_macros::{
+    embedded_profiles, grouping_plan, profile_stamp, profile_value, sampling_plan, stencil_plan,
+};

@@ -2,6 +2,7 @@
 //! source is reported), plan every launch from that profile, and launch the tuned kernels.
 
 use crate::launch::{LaunchError, Runtime};
+use crate::replan::{EmbeddedProfiles, Replan};
 use memtune_core::default::DEFAULT_UUID;
 use memtune_core::lookup::{self, LookupConfig, Source, Wanted};
 use memtune_core::plan::grouping::{self, GroupingPlan, GroupingWorkload};
@@ -112,6 +113,16 @@ impl Tuned {
     /// What the user should know about the profile in use (default in use, another GPU's).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The profile for this GPU among `embedded` (from `embedded_profiles!()`) and the user
+    /// cache, to re-plan compile-time constants with (`docs/macros.md`).
+    pub fn replan(&self, embedded: &EmbeddedProfiles) -> Replan {
+        Replan::for_device(
+            self.runtime.identity(),
+            embedded,
+            lookup::default_cache_dir().as_deref(),
+        )
     }
 
     pub fn runtime(&mut self) -> &mut Runtime {

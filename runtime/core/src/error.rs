@@ -60,6 +60,9 @@ pub enum ProfileError {
 
     #[error("{what}")]
     NotFound { what: String },
+
+    #[error("{name}={value} is not a GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, as `cargo tune devices` or `nvidia-smi -L` prints it); fix it, or unset {name}")]
+    BadVariable { name: &'static str, value: String },
 }
 
 impl ProfileError {

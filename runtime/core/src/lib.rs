@@ -3,12 +3,14 @@
 //! on a machine without a GPU.
 
 pub mod codec;
+pub mod compiled;
 pub mod default;
 pub mod digest;
 pub mod error;
 pub mod lookup;
 pub mod plan;
 pub mod profile;
+pub mod size;
 pub mod store;
 pub mod time;
 

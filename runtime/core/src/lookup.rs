@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 pub const ENV_PROFILE: &str = "MEMTUNE_PROFILE";
 pub const ENV_OFFLINE: &str = "MEMTUNE_OFFLINE";
 pub const ENV_CACHE_DIR: &str = "MEMTUNE_CACHE_DIR";
+/// The UUID a profile is wanted for where no GPU can be asked (at compile time).
+pub const ENV_DEVICE: &str = "MEMTUNE_DEVICE";
 /// Every environment variable the lookup chain reads (for `rerun-if-env-changed`).
-pub const ENV_VARS: [&str; 3] = [ENV_PROFILE, ENV_OFFLINE, ENV_CACHE_DIR];
+pub const ENV_VARS: [&str; 4] = [ENV_PROFILE, ENV_OFFLINE, ENV_CACHE_DIR, ENV_DEVICE];
 /// The project directory of committed profiles, beside `Cargo.toml`.
 pub const PROJECT_DIR: &str = ".memtune";
 
@@ -59,6 +61,33 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 pub struct Wanted {
     pub uuid: Option<String>,
     pub model: Option<DeviceModel>,
+}
+
+impl Wanted {
+    /// What `MEMTUNE_DEVICE` asks for where there is no GPU to ask (at compile time): that
+    /// UUID, or, unset, any device (a store's only profile). No model: nothing to match by.
+    pub fn from_env() -> Result<Wanted, ProfileError> {
+        let value = std::env::var(ENV_DEVICE).unwrap_or_default();
+        Wanted::for_device_var(&value)
+    }
+
+    /// `from_env` for a given value of `MEMTUNE_DEVICE` (empty: unset).
+    pub fn for_device_var(value: &str) -> Result<Wanted, ProfileError> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Ok(Wanted::default());
+        }
+        if !crate::profile::is_valid_uuid(value) {
+            return Err(ProfileError::BadVariable {
+                name: ENV_DEVICE,
+                value: value.to_string(),
+            });
+        }
+        Ok(Wanted {
+            uuid: Some(value.to_string()),
+            model: None,
+        })
+    }
 }
 
 /// Where the answer came from.
@@ -215,5 +244,27 @@ fn exact(store: &Store, wanted: &Wanted) -> Result<Option<(PathBuf, Profile)>, P
                 .collect();
             Ok(if valid.len() == 1 { valid.pop() } else { None })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memtune_device_names_a_uuid_or_nothing() {
+        assert!(Wanted::for_device_var("").unwrap().uuid.is_none());
+        assert!(Wanted::for_device_var("  ").unwrap().uuid.is_none());
+        let uuid = "GPU-5a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9";
+        let wanted = Wanted::for_device_var(uuid).unwrap();
+        assert_eq!(wanted.uuid.as_deref(), Some(uuid));
+        assert!(wanted.model.is_none());
+        let err = Wanted::for_device_var("0").unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("MEMTUNE_DEVICE=0") && msg.contains("cargo tune devices"),
+            "{msg}"
+        );
+        assert!(ENV_VARS.contains(&ENV_DEVICE));
     }
 }
