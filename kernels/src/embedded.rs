@@ -1,6 +1,7 @@
 //! Kernels a user crate embeds through `memtune_tuner::build`: its CUDA sources and headers,
-//! the `-D` defines of its compile-time plans, nvcc's output where nvcc existed at build
-//! time, and the stamp of the profile the plans came from.
+//! the `-D` defines of its compile-time plans, and nvcc's output where nvcc existed at build
+//! time. (The stamp of the profile the plans came from is a `memtune::ProfileStamp` beside
+//! it in the generated file: this crate knows no profiles.)
 //!
 //! The sources are always embedded, so a re-plan at run time (another device than the
 //! profile's) recompiles them with NVRTC under new defines; without nvcc at build time the
@@ -29,20 +30,6 @@ pub struct Binary {
     pub bytes: &'static [u8],
 }
 
-/// The profile the compile-time plans came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProfileStamp {
-    pub uuid: &'static str,
-    pub name: &'static str,
-    pub digest: &'static str,
-    /// Where the lookup chain found it, as `cargo tune show` prints it.
-    pub source: &'static str,
-    /// The short name of the lookup step (`env`, `project`, `cache`, `same_model`,
-    /// `builtin_default`).
-    pub source_kind: &'static str,
-    pub simulated: bool,
-}
-
 /// Everything one `memtune_tuner::build::Kernels::compile` embedded.
 #[derive(Debug, Clone, Copy)]
 pub struct Embedded {
@@ -55,7 +42,6 @@ pub struct Embedded {
     pub binaries: &'static [Binary],
     /// `nvcc --version`'s release line, when nvcc compiled the binaries.
     pub nvcc: Option<&'static str>,
-    pub profile: ProfileStamp,
 }
 
 /// A module image ready for `CudaContext::load_module`.
@@ -207,14 +193,6 @@ mod tests {
             defines: &[("A", "1"), ("B", "2")],
             binaries,
             nvcc: None,
-            profile: ProfileStamp {
-                uuid: "GPU-00000000-0000-0000-0000-000000000000",
-                name: "test",
-                digest: "sha256:0",
-                source: "test",
-                source_kind: "env",
-                simulated: false,
-            },
         }
     }
 

@@ -32,7 +32,10 @@ impl Args {
             let TokenTree::Ident(key) = first else {
                 return Err(Error::new(
                     first.span(),
-                    format!("{macro_name}: expected `key = value`, e.g. {}", example(macro_name)),
+                    format!(
+                        "{macro_name}: expected `key = value`, e.g. {}",
+                        example(macro_name)
+                    ),
                 ));
             };
             match tokens.next() {
@@ -40,7 +43,10 @@ impl Args {
                 _ => {
                     return Err(Error::new(
                         key.span(),
-                        format!("{macro_name}: expected `=` after `{key}`, as in {}", example(macro_name)),
+                        format!(
+                            "{macro_name}: expected `=` after `{key}`, as in {}",
+                            example(macro_name)
+                        ),
                     ))
                 }
             }
@@ -206,8 +212,12 @@ impl Arg {
                 lit.suffix()
             )));
         }
-        lit.base10_parse()
-            .map_err(|_| self.error(format!("`{key}` must fit in 32 bits (at most {})", u32::MAX)))
+        lit.base10_parse().map_err(|_| {
+            self.error(format!(
+                "`{key}` must fit in 32 bits (at most {})",
+                u32::MAX
+            ))
+        })
     }
 
     /// `512x512x512`, `512 x 512 x 512` or `[512, 512, 512]`.

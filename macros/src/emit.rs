@@ -13,7 +13,11 @@ use syn::Error;
 pub fn stamp(found: &Found) -> TokenStream {
     let d = &found.profile.device;
     let (uuid, name, digest, source) = (&d.uuid, &d.name, &found.profile.digest, found.source);
-    let (major, minor, sm) = (d.compute_capability.major, d.compute_capability.minor, d.sm_count);
+    let (major, minor, sm) = (
+        d.compute_capability.major,
+        d.compute_capability.minor,
+        d.sm_count,
+    );
     let simulated = found.profile.is_simulated();
     let path = match &found.path {
         Some(p) => {
@@ -42,11 +46,15 @@ pub fn stamp(found: &Found) -> TokenStream {
 pub fn tracking(found: &Found) -> TokenStream {
     let mut items = TokenStream::new();
     for var in ENV_VARS {
-        items.extend(quote!(const _: ::core::option::Option<&str> = ::core::option_env!(#var);));
+        items.extend(quote!(
+            const _: ::core::option::Option<&str> = ::core::option_env!(#var);
+        ));
     }
     if let Some(path) = &found.path {
         let path = path.to_string_lossy();
-        items.extend(quote!(const _: &[u8] = ::core::include_bytes!(#path);));
+        items.extend(quote!(
+            const _: &[u8] = ::core::include_bytes!(#path);
+        ));
     }
     if let Some(note) = &found.default_note {
         items.extend(warning(note));

@@ -51,9 +51,8 @@ pub fn find(explicit: Option<&LitStr>, macro_name: &str) -> Result<Found, Error>
             default_note: None,
         });
     }
-    let at_call = |e: memtune_core::ProfileError| {
-        Error::new(Span::call_site(), format!("{macro_name}: {e}"))
-    };
+    let at_call =
+        |e: memtune_core::ProfileError| Error::new(Span::call_site(), format!("{macro_name}: {e}"));
     let wanted = Wanted::from_env().map_err(at_call)?;
     let config = LookupConfig::from_env(Some(&manifest_dir()?));
     let resolved = lookup::resolve(&config, &wanted).map_err(at_call)?;

@@ -134,8 +134,7 @@ pub fn stencil(input: TokenStream) -> TokenStream {
             repeats: args.required("repeats", "6")?.u32()?,
         };
         let found = lookup::find(args.profile()?.as_ref(), NAME)?;
-        let plan =
-            stencil::plan(&found.profile, &workload).map_err(|e| refused(&args, NAME, e))?;
+        let plan = stencil::plan(&found.profile, &workload).map_err(|e| refused(&args, NAME, e))?;
         let [x, y, z] = workload.dims;
         let dtype = match workload.dtype {
             Dtype::F32 => quote!(F32),
@@ -185,5 +184,8 @@ fn refused(args: &Args, name: &str, e: PlanError) -> Error {
         a if a.starts_with("dims") => "dims",
         a => a,
     };
-    args.error_at(key, format!("{name}: the planner refuses this workload: {e}"))
+    args.error_at(
+        key,
+        format!("{name}: the planner refuses this workload: {e}"),
+    )
 }

@@ -33,18 +33,58 @@ enum Value {
 const VALUES: [(&str, Value, &[&str], &str); 14] = [
     ("tlb_reach", Value::TlbReach, &["memory", "level"], "0u64"),
     ("tlb_page", Value::TlbPage, &["memory", "level"], "0u64"),
-    ("tlb_entries", Value::TlbEntries, &["memory", "level"], "0u64"),
+    (
+        "tlb_entries",
+        Value::TlbEntries,
+        &["memory", "level"],
+        "0u64",
+    ),
     ("tlb_levels", Value::TlbLevels, &["memory"], "0u32"),
-    ("best_plain_block", Value::BestPlainBlock, &["dtype", "repeats"], "[0u32; 3]"),
-    ("best_staged_block", Value::BestStagedBlock, &["dtype", "repeats"], "[0u32; 3]"),
-    ("best_streaming_block", Value::BestStreamingBlock, &["dtype", "repeats"], "[0u32; 3]"),
+    (
+        "best_plain_block",
+        Value::BestPlainBlock,
+        &["dtype", "repeats"],
+        "[0u32; 3]",
+    ),
+    (
+        "best_staged_block",
+        Value::BestStagedBlock,
+        &["dtype", "repeats"],
+        "[0u32; 3]",
+    ),
+    (
+        "best_streaming_block",
+        Value::BestStreamingBlock,
+        &["dtype", "repeats"],
+        "[0u32; 3]",
+    ),
     ("sm_count", Value::SmCount, &[], "0u32"),
     ("l2_bytes", Value::L2Bytes, &[], "0u64"),
-    ("shared_memory_per_block_bytes", Value::SharedPerBlock, &[], "0u64"),
-    ("shared_memory_per_block_optin_bytes", Value::SharedPerBlockOptin, &[], "0u64"),
-    ("shared_memory_per_sm_bytes", Value::SharedPerSm, &[], "0u64"),
+    (
+        "shared_memory_per_block_bytes",
+        Value::SharedPerBlock,
+        &[],
+        "0u64",
+    ),
+    (
+        "shared_memory_per_block_optin_bytes",
+        Value::SharedPerBlockOptin,
+        &[],
+        "0u64",
+    ),
+    (
+        "shared_memory_per_sm_bytes",
+        Value::SharedPerSm,
+        &[],
+        "0u64",
+    ),
     ("global_memory_bytes", Value::GlobalMemory, &[], "0u64"),
-    ("compute_capability", Value::ComputeCapability, &[], "[0u32; 2]"),
+    (
+        "compute_capability",
+        Value::ComputeCapability,
+        &[],
+        "[0u32; 2]",
+    ),
 ];
 
 pub fn profile_value(input: TokenStream) -> TokenStream {
@@ -55,7 +95,10 @@ pub fn profile_value(input: TokenStream) -> TokenStream {
             let span = other.map_or_else(Span::call_site, |t| t.span());
             // No name, so no type: a zeroed value of whatever type the call site wants.
             return emit::or_fail(quote!(unsafe { ::core::mem::zeroed() }), || {
-                Err(Error::new(span, unknown_name("expected a value name first")))
+                Err(Error::new(
+                    span,
+                    unknown_name("expected a value name first"),
+                ))
             });
         }
     };
@@ -147,7 +190,10 @@ fn read(profile: &Profile, value: Value, name: &Ident, args: &Args) -> Result<To
             let tlb = tlb(profile, args, &lacks)?;
             let level = args.required("level", "1")?.u32()?;
             let count = tlb.levels.len();
-            let Some(l) = (level as usize).checked_sub(1).and_then(|i| tlb.levels.get(i)) else {
+            let Some(l) = (level as usize)
+                .checked_sub(1)
+                .and_then(|i| tlb.levels.get(i))
+            else {
                 return Err(args.error_at(
                     "level",
                     format!(

@@ -15,12 +15,12 @@ pub use replan::{EmbeddedProfiles, Replan, Replanned, RuntimeSource, UsedProfile
 pub use tuned::{Tuned, TunedError};
 
 pub use memtune_core as core;
+pub use memtune_core::compiled::{GroupingConsts, ProfileStamp, SamplingConsts, StencilConsts};
 pub use memtune_core::{
     resolve, ComputeCapability, DeviceIdentity, LookupConfig, MemoryKind, Profile, ProfileError,
     Resolved, Section, Source, Store, Wanted,
 };
 pub use memtune_kernels as kernels;
-pub use memtune_core::compiled::{GroupingConsts, ProfileStamp, SamplingConsts, StencilConsts};
 pub use memtune_macros as macros;
 /// Compile-time constants from the hardware profile (`docs/macros.md`).
 pub use memtune_macros::{

@@ -164,9 +164,7 @@ impl Replan {
                 }
             }
         };
-        let chosen = exact
-            .or_else(same_model)
-            .or_else(|| cached(&mut warnings));
+        let chosen = exact.or_else(same_model).or_else(|| cached(&mut warnings));
         Replan {
             device: device.clone(),
             chosen,

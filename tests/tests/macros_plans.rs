@@ -11,8 +11,11 @@ use std::path::PathBuf;
 
 const K80_SAMPLE: SamplingConsts =
     memtune::sampling_plan!(region = 8 GiB, memory = device, profile = "fixtures/k80.json");
-const P100_SAMPLE: SamplingConsts =
-    memtune::sampling_plan!(region = 8GiB, memory = device, profile = "fixtures/p100.json");
+const P100_SAMPLE: SamplingConsts = memtune::sampling_plan!(
+    region = 8GiB,
+    memory = device,
+    profile = "fixtures/p100.json"
+);
 const K80_GROUP: GroupingConsts = memtune::grouping_plan!(
     table = 8 GiB,
     table_memory = device,
@@ -92,14 +95,26 @@ fn stencil_constants_and_stamp() {
 #[test]
 fn raw_values_are_the_profiles() {
     let (_, k80) = fixture("k80.json");
-    const REACH: u64 =
-        memtune::profile_value!(tlb_reach, memory = device, level = 1, profile = "fixtures/k80.json");
-    const PAGE: u64 =
-        memtune::profile_value!(tlb_page, memory = device, level = 2, profile = "fixtures/k80.json");
+    const REACH: u64 = memtune::profile_value!(
+        tlb_reach,
+        memory = device,
+        level = 1,
+        profile = "fixtures/k80.json"
+    );
+    const PAGE: u64 = memtune::profile_value!(
+        tlb_page,
+        memory = device,
+        level = 2,
+        profile = "fixtures/k80.json"
+    );
     const LEVELS: u32 =
         memtune::profile_value!(tlb_levels, memory = device, profile = "fixtures/k80.json");
     const MEMORY: u64 = memtune::profile_value!(global_memory_bytes, profile = "fixtures/k80.json");
-    let tlb = k80.tlb.device.measured().expect("the simulator measures device TLBs");
+    let tlb = k80
+        .tlb
+        .device
+        .measured()
+        .expect("the simulator measures device TLBs");
     assert_eq!(REACH, tlb.levels[0].reach_bytes);
     assert_eq!(PAGE, tlb.levels[1].page_bytes);
     assert_eq!(LEVELS as usize, tlb.levels.len());

@@ -150,7 +150,7 @@ fn plans_become_defines_and_the_generated_file_embeds_everything() {
         serde_json::json!(s.block)
     );
     assert_eq!(out.plans["profile"]["uuid"], uuid(7));
-    assert_eq!(out.plans["profile"]["source_kind"], "project");
+    assert_eq!(out.plans["profile"]["source"], "project");
     assert_eq!(out.plans["profile"]["digest"], sealed.digest);
 
     // No nvcc: nothing compiled, the sources and header embedded for NVRTC.
@@ -216,7 +216,7 @@ fn env_profile_wins_and_the_default_warns() {
     let c = Crate::new();
     std::env::set_var("MEMTUNE_NVCC", "0");
     let out = c.kernels().try_compile("k").unwrap();
-    assert_eq!(out.plans["profile"]["source_kind"], "builtin_default");
+    assert_eq!(out.plans["profile"]["source"], "builtin_default");
     assert!(
         lines(&out)
             .iter()
@@ -230,7 +230,7 @@ fn env_profile_wins_and_the_default_warns() {
     std::env::set_var("MEMTUNE_PROFILE", &file);
     let out = c.kernels().try_compile("k").unwrap();
     assert_eq!(out.plans["profile"]["uuid"], uuid(9));
-    assert_eq!(out.plans["profile"]["source_kind"], "env");
+    assert_eq!(out.plans["profile"]["source"], "env");
     assert!(lines(&out).contains(&format!("cargo:rerun-if-changed={}", file.display())));
 }
 
@@ -242,7 +242,7 @@ fn memtune_device_picks_among_project_profiles() {
     c.project_profile(&profile(&uuid(8)));
     // Two profiles and no device named: neither is "the" project profile.
     let out = c.kernels().try_compile("k").unwrap();
-    assert_eq!(out.plans["profile"]["source_kind"], "builtin_default");
+    assert_eq!(out.plans["profile"]["source"], "builtin_default");
     std::env::set_var("MEMTUNE_DEVICE", uuid(8));
     let out = c.kernels().try_compile("k").unwrap();
     assert_eq!(out.plans["profile"]["uuid"], uuid(8));

@@ -303,7 +303,9 @@ mod tests {
         assert!(!STAMP.is_builtin_default());
         let text = simulated.to_string();
         assert!(
-            text.contains("Tesla K80") && text.contains("simulated") && text.contains("/p/k80.json"),
+            text.contains("Tesla K80")
+                && text.contains("simulated")
+                && text.contains("/p/k80.json"),
             "{text}"
         );
     }

@@ -20,15 +20,19 @@ pub struct Input<'a> {
     pub bindings: Option<&'a Bindings>,
 }
 
-/// The profile stamp as JSON (also what `--plans-json` outputs print).
+/// The profile stamp as JSON, the fields of `memtune::ProfileStamp` (what the macros
+/// stamp their constants with).
 pub fn stamp_json(resolved: &Resolved) -> Value {
     let p = &resolved.profile;
+    let cc = p.device.compute_capability;
     json!({
         "uuid": p.device.uuid,
         "name": p.device.name,
+        "compute_capability": [cc.major, cc.minor],
+        "sm_count": p.device.sm_count,
         "digest": p.digest,
-        "source": resolved.source.to_string(),
-        "source_kind": resolved.source.kind(),
+        "source": resolved.source.kind(),
+        "path": resolved.source.path(),
         "simulated": p.is_simulated(),
     })
 }
@@ -88,16 +92,23 @@ pub fn rust(input: &Input) -> String {
     let _ = writeln!(w, "// Profile: {}", input.resolved.source);
     let _ = writeln!(w);
 
-    let stamp = stamp_json(input.resolved);
     let p = &input.resolved.profile;
+    let cc = p.device.compute_capability;
+    let path = input
+        .resolved
+        .source
+        .path()
+        .map_or_else(|| "None".to_string(), |p| format!("Some({})", path_lit(p)));
     let _ = writeln!(w, "/// The profile the compile-time plans came from.");
     let _ = writeln!(
         w,
-        "pub const PROFILE: ::memtune::kernels::embedded::ProfileStamp = ::memtune::kernels::embedded::ProfileStamp {{\n    uuid: {},\n    name: {},\n    digest: {},\n    source: {},\n    source_kind: {},\n    simulated: {},\n}};",
+        "pub const PROFILE: ::memtune::ProfileStamp = ::memtune::ProfileStamp {{\n    uuid: {},\n    name: {},\n    compute_capability: [{}, {}],\n    sm_count: {},\n    digest: {},\n    source: {},\n    path: {path},\n    simulated: {},\n}};",
         lit(&p.device.uuid),
         lit(&p.device.name),
+        cc.major,
+        cc.minor,
+        p.device.sm_count,
         lit(&p.digest),
-        lit(stamp["source"].as_str().unwrap_or_default()),
         lit(input.resolved.source.kind()),
         p.is_simulated()
     );
@@ -195,7 +206,6 @@ pub fn rust(input: &Input) -> String {
             .nvcc
             .map_or_else(|| "None".to_string(), |v| format!("Some({})", lit(v)))
     );
-    let _ = writeln!(w, "    profile: PROFILE,");
     let _ = writeln!(w, "}};");
 
     if let Some(b) = input.bindings {

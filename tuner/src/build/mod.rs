@@ -36,8 +36,8 @@ mod profile;
 pub use bindings::Bindings;
 pub use cargo::Instructions;
 pub use error::BuildError;
+pub use memtune_core::lookup::ENV_DEVICE;
 pub use nvcc::{Format, ENV_NVCC_SWITCH};
-pub use profile::ENV_DEVICE;
 
 use memtune_core::lookup::Resolved;
 use memtune_core::plan::sampling::{self, SamplingWorkload};

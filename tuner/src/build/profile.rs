@@ -7,36 +7,23 @@
 use super::cargo::Instructions;
 use super::error::BuildError;
 use memtune_core::lookup::{self, LookupConfig, Resolved, Source, Wanted};
-use memtune_core::profile::is_valid_uuid;
 use std::path::Path;
-
-/// The UUID of the device to build for, e.g. the deployment GPU's.
-pub const ENV_DEVICE: &str = "MEMTUNE_DEVICE";
 
 /// Runs the lookup chain for the crate at `manifest_dir`.
 pub fn resolve(manifest_dir: &Path, cargo: &mut Instructions) -> Result<Resolved, BuildError> {
     cargo.read_elsewhere(&lookup::ENV_VARS);
-    let uuid = match cargo.var(ENV_DEVICE) {
-        Some(v) => {
-            let uuid = v.to_string_lossy().into_owned();
-            if !is_valid_uuid(&uuid) {
-                return Err(BuildError::BadEnv {
-                    var: ENV_DEVICE,
-                    value: uuid,
-                    why: "not a GPU UUID; set it to GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx as `cargo tune devices` prints it, or unset it".into(),
-                });
-            }
-            Some(uuid)
-        }
-        None => None,
-    };
+    let device = cargo
+        .var(lookup::ENV_DEVICE)
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let wanted = Wanted::for_device_var(&device)?;
     // The crate's own `.memtune/`, as the macros read it.
     let config = LookupConfig::from_env(Some(manifest_dir));
     // A profile added to or removed from `.memtune/` changes the answer.
     if let Some(dir) = &config.project_dir {
         cargo.file(dir);
     }
-    let resolved = lookup::resolve(&config, &Wanted { uuid, model: None })?;
+    let resolved = lookup::resolve(&config, &wanted)?;
     if let Some(path) = resolved.source.path() {
         cargo.file(path);
     }
