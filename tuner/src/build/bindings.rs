@@ -1,6 +1,8 @@
 //! Rust bindings for the crate's parameter header: bindgen (feature `bindgen`) where
-//! libclang loads, else the committed bindings file the crate names, with a warning, as
-//! memtune-kernels does for its own header: users need no libclang.
+//! libclang loads, else the committed bindings file the crate names (with a warning when
+//! bindgen was asked for but libclang did not load), as memtune-kernels does for its own
+//! header: users need no libclang. With bindgen, a committed file that differs from its
+//! output is reported as stale.
 
 use super::cargo::Instructions;
 use super::error::BuildError;
@@ -75,6 +77,7 @@ pub fn generate(
     }
 }
 
+/// Without the `bindgen` feature the committed file is the crate's choice: no warning.
 #[cfg(not(feature = "bindgen"))]
 pub fn generate(
     header: &Path,
@@ -82,7 +85,7 @@ pub fn generate(
     _out: &Path,
     cargo: &mut Instructions,
 ) -> Result<Bindings, BuildError> {
-    fallback(
+    committed_file(
         header,
         committed,
         cargo,
@@ -90,7 +93,23 @@ pub fn generate(
     )
 }
 
+/// bindgen was asked for and could not run: the committed file, with a warning.
+#[cfg(feature = "bindgen")]
 fn fallback(
+    header: &Path,
+    committed: &Path,
+    cargo: &mut Instructions,
+    why: &str,
+) -> Result<Bindings, BuildError> {
+    let bindings = committed_file(header, committed, cargo, why)?;
+    cargo.warn(format!(
+        "memtune: bindgen did not run ({why}); using the committed bindings {}",
+        committed.display()
+    ));
+    Ok(bindings)
+}
+
+fn committed_file(
     header: &Path,
     committed: &Path,
     cargo: &mut Instructions,
@@ -106,10 +125,6 @@ fn fallback(
         });
     }
     cargo.file(committed);
-    cargo.warn(format!(
-        "memtune: bindgen did not run ({why}); using the committed bindings {}",
-        committed.display()
-    ));
     Ok(Bindings::Committed(committed.to_path_buf()))
 }
 

@@ -100,6 +100,7 @@ pub fn rust(input: &Input) -> String {
         .path()
         .map_or_else(|| "None".to_string(), |p| format!("Some({})", path_lit(p)));
     let _ = writeln!(w, "/// The profile the compile-time plans came from.");
+    let _ = writeln!(w, "#[allow(dead_code)]");
     let _ = writeln!(
         w,
         "pub const PROFILE: ::memtune::ProfileStamp = ::memtune::ProfileStamp {{\n    uuid: {},\n    name: {},\n    compute_capability: [{}, {}],\n    sm_count: {},\n    digest: {},\n    source: {},\n    path: {path},\n    simulated: {},\n}};",
@@ -118,6 +119,7 @@ pub fn rust(input: &Input) -> String {
         w,
         "/// The `-D` defines every source was (or will be) compiled with."
     );
+    let _ = writeln!(w, "#[allow(dead_code)]");
     let _ = writeln!(w, "pub const DEFINES: &[(&str, &str)] = &[");
     for (name, value) in input.defines {
         let _ = writeln!(w, "    ({}, {}),", lit(name), lit(value));
@@ -128,6 +130,7 @@ pub fn rust(input: &Input) -> String {
         w,
         "/// The defines as constants: `u64` where the value is a number, `&str` otherwise."
     );
+    let _ = writeln!(w, "#[allow(dead_code)]");
     let _ = writeln!(w, "pub mod defines {{");
     for (name, value) in input.defines {
         match value.parse::<u64>() {
@@ -146,6 +149,7 @@ pub fn rust(input: &Input) -> String {
         w,
         "/// The compile-time plans, their workloads, the defines and the profile, as JSON."
     );
+    let _ = writeln!(w, "#[allow(dead_code)]");
     let _ = writeln!(
         w,
         "pub const PLANS_JSON: &str = {};",
@@ -154,6 +158,7 @@ pub fn rust(input: &Input) -> String {
     let _ = writeln!(w);
 
     let _ = writeln!(w, "/// Sources, headers, defines and nvcc's outputs.");
+    let _ = writeln!(w, "#[allow(dead_code)]");
     let _ = writeln!(
         w,
         "pub const KERNELS: ::memtune::kernels::embedded::Embedded = ::memtune::kernels::embedded::Embedded {{"
@@ -223,6 +228,7 @@ pub fn rust(input: &Input) -> String {
             w,
             "/// Whether bindgen produced `ffi` in this build (else the committed file)."
         );
+        let _ = writeln!(w, "#[allow(dead_code)]");
         let _ = writeln!(
             w,
             "pub const BINDINGS_GENERATED: bool = {};",

@@ -371,7 +371,7 @@ impl Kernels {
                         profile: label(),
                         source,
                     })?;
-                    let defs = defines::sampling(&defines::prefix(name)?, &plan);
+                    let defs = memtune_core::defines::sampling(&defines::prefix(name)?, &plan);
                     (name, "sampling", json!(w), json!(plan), defs)
                 }
                 PlanRequest::Stencil(name, w) => {
@@ -381,7 +381,7 @@ impl Kernels {
                         profile: label(),
                         source,
                     })?;
-                    let defs = defines::stencil(&defines::prefix(name)?, &plan);
+                    let defs = memtune_core::defines::stencil(&defines::prefix(name)?, &plan);
                     (name, "stencil", json!(w), json!(plan), defs)
                 }
             };
