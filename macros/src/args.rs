@@ -244,9 +244,14 @@ impl Arg {
     }
 
     pub fn string(&self) -> Result<LitStr, Error> {
+        let example = if self.key == "dir" {
+            ".memtune"
+        } else {
+            "profiles/k80.json"
+        };
         syn::parse2(self.value.clone()).map_err(|_| {
             self.error(format!(
-                "`{}` is a string literal, e.g. `{} = \"profiles/k80.json\"`",
+                "`{}` is a string literal, e.g. `{} = \"{example}\"`",
                 self.key, self.key
             ))
         })

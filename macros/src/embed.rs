@@ -15,7 +15,8 @@ pub fn embedded_profiles(input: TokenStream) -> TokenStream {
     emit::or_fail(quote!(::memtune::EmbeddedProfiles::new(&[])), || {
         let args = Args::parse(input, NAME, &["dir"])?;
         let dir_arg = args.get("dir").map(|a| a.string()).transpose()?;
-        let dir = lookup::manifest_dir()?.join(
+        let manifest = lookup::manifest_dir()?;
+        let dir = manifest.join(
             dir_arg
                 .as_ref()
                 .map_or_else(|| PROJECT_DIR.to_string(), |d| d.value()),
@@ -24,16 +25,19 @@ pub fn embedded_profiles(input: TokenStream) -> TokenStream {
             Some(lit) => Error::new(lit.span(), message),
             None => Error::new(Span::call_site(), message),
         };
+        // Paths inside the crate are shown relative to it: shorter, and the same on every
+        // machine.
+        let relative = |message: String| message.replace(&format!("{}/", manifest.display()), "");
         let entries = Store::new(&dir)
             .list()
-            .map_err(|e| at(format!("{NAME}: {e}")))?;
+            .map_err(|e| at(relative(format!("{NAME}: {e}"))))?;
         let mut files = Vec::new();
         for entry in entries {
             if let Err(e) = entry.profile {
-                return Err(at(format!(
+                return Err(at(relative(format!(
                     "{NAME}: {e}; or remove the file from {}",
                     dir.display()
-                )));
+                ))));
             }
             let name = entry
                 .path

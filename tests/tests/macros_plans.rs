@@ -85,7 +85,8 @@ fn stencil_constants_and_stamp() {
     assert_eq!(K80_STAMP.name, k80.device.name);
     assert_eq!(K80_STAMP.sm_count, k80.device.sm_count);
     assert_eq!(K80_STAMP.source, "argument");
-    assert!(K80_STAMP.simulated);
+    let stamp = K80_STAMP;
+    assert!(stamp.simulated, "the fixture is simulated: {stamp}");
     assert!(K80_STAMP.is(&k80));
     let stamped = PathBuf::from(K80_STAMP.path.expect("a file"));
     assert_eq!(stamped, path.canonicalize().unwrap());

@@ -1,0 +1,6 @@
+// The one error is the macro's: the constant still has its type, so its use below is fine.
+const VALUE: memtune::StencilConsts = memtune::stencil_plan!(dims = 64x64x64, dtype = f16, repeats = 6);
+
+fn main() {
+    let _ = VALUE;
+}

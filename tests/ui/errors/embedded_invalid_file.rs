@@ -1,0 +1,6 @@
+// The one error is the macro's: the constant still has its type, so its use below is fine.
+static VALUE: memtune::EmbeddedProfiles = memtune::embedded_profiles!(dir = "bad-store");
+
+fn main() {
+    let _ = VALUE;
+}

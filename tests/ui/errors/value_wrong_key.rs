@@ -1,0 +1,6 @@
+// The one error is the macro's: the constant still has its type, so its use below is fine.
+const VALUE: u32 = memtune::profile_value!(sm_count, memory = device);
+
+fn main() {
+    let _ = VALUE;
+}
