@@ -337,7 +337,7 @@ fn bindings_fall_back_to_the_committed_file() {
     match &out.bindings {
         // bindgen ran (feature on, libclang present): its output is included.
         Some(memtune_tuner::build::Bindings::Generated(p)) => {
-            let generated = fs::read_to_string(&p).unwrap();
+            let generated = fs::read_to_string(p).unwrap();
             assert!(generated.contains("app_params"), "{generated}");
             assert!(text.contains("BINDINGS_GENERATED: bool = true"));
         }

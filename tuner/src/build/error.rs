@@ -28,7 +28,7 @@ pub enum BuildError {
         method: &'static str,
         profile: String,
         #[source]
-        source: PlanError,
+        source: Box<PlanError>,
     },
 
     #[error("memtune build: define `{name}`: {why}")]

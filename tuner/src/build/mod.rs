@@ -369,7 +369,7 @@ impl Kernels {
                         name: name.clone(),
                         method: "sampling_plan",
                         profile: label(),
-                        source,
+                        source: Box::new(source),
                     })?;
                     let defs = memtune_core::defines::sampling(&defines::prefix(name)?, &plan);
                     (name, "sampling", json!(w), json!(plan), defs)
@@ -379,7 +379,7 @@ impl Kernels {
                         name: name.clone(),
                         method: "stencil_plan",
                         profile: label(),
-                        source,
+                        source: Box::new(source),
                     })?;
                     let defs = memtune_core::defines::stencil(&defines::prefix(name)?, &plan);
                     (name, "stencil", json!(w), json!(plan), defs)
