@@ -245,6 +245,23 @@ mod tests {
         assert!(ptx.has_entry("tuned_sample") && ptx.has_entry("tuned_fill"));
     }
 
+    /// With bindgen (CI, where libclang installs): the committed bindings, which builds
+    /// without libclang use, are what bindgen makes of the header today.
+    #[cfg(feature = "bindgen")]
+    #[test]
+    fn committed_bindings_are_current() {
+        assert!(kernels::BINDINGS_GENERATED);
+        let generated = include_str!(concat!(
+            env!("OUT_DIR"),
+            "/memtune/memtune_kernels/bindings.rs"
+        ));
+        assert_eq!(
+            include_str!("params_ffi.rs"),
+            generated,
+            "src/params_ffi.rs is stale: copy $OUT_DIR/memtune/memtune_kernels/bindings.rs over it"
+        );
+    }
+
     #[test]
     fn the_build_helper_and_the_macros_planned_the_same() {
         assert_eq!(compile_time()["build"]["agrees_with_macros"], true);
