@@ -70,6 +70,17 @@ pub fn compile_ptx(
     arch: &str,
     defines: &[(&str, &str)],
 ) -> Result<CompiledPtx, CompileError> {
+    compile_ptx_with_headers(source, arch, defines, &[])
+}
+
+/// [`compile_ptx`] with more `(include name, text)` headers beside [`HEADERS`]: a user
+/// crate's own headers, embedded by `memtune_tuner::build`.
+pub fn compile_ptx_with_headers(
+    source: &KernelSource,
+    arch: &str,
+    defines: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Result<CompiledPtx, CompileError> {
     ensure_nvrtc()?;
     let source_name = source.name;
     let nul = |what: String| CompileError::NulByte {
@@ -102,7 +113,7 @@ pub fn compile_ptx(
     let src = CString::new(source.source).map_err(|_| nul("the source".to_owned()))?;
     let name = CString::new(source_name).map_err(|_| nul("the source name".to_owned()))?;
 
-    let headers = HeaderStrings::new().map_err(nul)?;
+    let headers = HeaderStrings::new(headers).map_err(nul)?;
 
     let prog = Program(
         headers
@@ -129,7 +140,7 @@ pub fn compile_ptx(
     })
 }
 
-/// NUL-terminated copies of [`HEADERS`]: (texts, include names).
+/// NUL-terminated copies of [`HEADERS`] and the caller's headers: (texts, include names).
 struct HeaderStrings {
     texts: Vec<CString>,
     names: Vec<CString>,
@@ -137,12 +148,12 @@ struct HeaderStrings {
 
 impl HeaderStrings {
     /// `Err(what)` names the header holding a NUL byte.
-    fn new() -> Result<Self, String> {
+    fn new(extra: &[(&str, &str)]) -> Result<Self, String> {
         let mut strings = Self {
-            texts: Vec::with_capacity(HEADERS.len()),
-            names: Vec::with_capacity(HEADERS.len()),
+            texts: Vec::with_capacity(HEADERS.len() + extra.len()),
+            names: Vec::with_capacity(HEADERS.len() + extra.len()),
         };
-        for (name, text) in HEADERS {
+        for (name, text) in HEADERS.iter().chain(extra) {
             let what = || format!("header {name}");
             strings.texts.push(CString::new(*text).map_err(|_| what())?);
             strings.names.push(CString::new(*name).map_err(|_| what())?);
@@ -271,6 +282,16 @@ mod tests {
              extern \"C\" __global__ void k(memtune_stencil_params p, unsigned int* o) { *o = p.nx; }\n",
         );
         let ptx = compile_ptx(&src, "sm_90", &[]);
+        assert!(ptx.as_ref().is_ok_and(|p| p.has_entry("k")), "{ptx:?}");
+    }
+
+    #[test]
+    fn extra_headers_are_includable() {
+        let src = source(
+            "#include \"user.h\"\nextern \"C\" __global__ void k(int* o) { *o = USER_X; }\n",
+        );
+        assert!(compile_ptx(&src, "sm_90", &[]).is_err());
+        let ptx = compile_ptx_with_headers(&src, "sm_90", &[], &[("user.h", "#define USER_X 3\n")]);
         assert!(ptx.as_ref().is_ok_and(|p| p.has_entry("k")), "{ptx:?}");
     }
 

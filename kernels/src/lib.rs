@@ -5,11 +5,12 @@
 //! after [`toolchain::ensure_nvrtc`] has made NVRTC loadable.
 
 pub mod compile;
+pub mod embedded;
 pub mod params;
 pub mod reference;
 pub mod toolchain;
 
-pub use compile::{compile_ptx, CompileError, CompiledPtx};
+pub use compile::{compile_ptx, compile_ptx_with_headers, CompileError, CompiledPtx};
 pub use toolchain::{ensure_nvrtc, NvrtcLocation, ToolchainError};
 
 /// One CUDA source file and the `extern "C"` kernels it defines.

@@ -445,3 +445,119 @@ fn plan_prints_scope_and_passes_for_a_profile_file() {
     env.run(&["plan", "sampling", "--region", "0", "--profile", p])
         .expect(2);
 }
+
+/// A simulated profile, as `cargo tune probe --simulate` writes it.
+fn simulated(n: u32) -> memtune_core::Profile {
+    let mut p = profile(&uuid(n));
+    p.provenance.simulator = Some("k80".to_string());
+    p
+}
+
+#[test]
+fn check_passes_a_good_project_and_fails_each_bad_file_with_its_reason() {
+    let env = Env::new();
+    // Nothing committed yet: exit 6 naming the command that makes one.
+    env.run(&["check"])
+        .expect(6)
+        .says("no such directory")
+        .says("cargo tune --project");
+    fs::create_dir_all(env.project()).unwrap();
+    env.run(&["check"]).expect(6).says("no profiles");
+
+    memtune_tests::store(&env.project(), &profile(&uuid(1)));
+    memtune_tests::store(&env.project(), &profile(&uuid(2)));
+    env.run(&["check"]).expect(0).says(&uuid(1)).says(&uuid(2));
+    let all_good = env.run(&["check", "--json"]);
+    all_good.expect(0);
+    assert_eq!(all_good.json()["ok"], true);
+    assert_eq!(all_good.json()["files"].as_array().unwrap().len(), 2);
+
+    let bad = |name: &str, text: String, reason: &str| {
+        let path = env.project().join(name);
+        fs::write(&path, text).unwrap();
+        let r = env.run(&["check", "--json"]);
+        r.expect(8);
+        let doc = r.json();
+        assert_eq!(doc["ok"], false);
+        let item = doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["path"] == path.to_str().unwrap())
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not reported: {doc:#}"));
+        assert_eq!(item["valid"], false, "{item:#}");
+        assert_eq!(item["reason"], reason, "{item:#}");
+        assert_eq!(doc["failed"], 1, "only {name} fails: {doc:#}");
+        // The human output names the file and why, and the exit code is the same.
+        env.run(&["check"]).expect(8).says(name).says("FAILED");
+        fs::remove_file(&path).unwrap();
+        env.run(&["check"]).expect(0);
+    };
+
+    // Tampered: a value changed after sealing.
+    let tampered = json(&profile(&uuid(3))).replace("\"sm_count\": 132", "\"sm_count\": 133");
+    assert!(tampered.contains("133"));
+    bad(&format!("{}.json", uuid(3)), tampered, "digest");
+    // Simulated: refused unless allowed.
+    bad(
+        &format!("{}.json", uuid(4)),
+        json(&simulated(4)),
+        "simulated",
+    );
+    // Another schema, correctly sealed.
+    let mut other = value(&json(&profile(&uuid(5))));
+    other["schema"] = Value::String("memtune-profile/9".into());
+    bad(&format!("{}.json", uuid(5)), reseal(other), "newer_schema");
+    let mut foreign = value(&json(&profile(&uuid(5))));
+    foreign["schema"] = Value::String("something-else/1".into());
+    bad(&format!("{}.json", uuid(5)), reseal(foreign), "schema");
+    // A valid profile under another UUID's name.
+    bad(
+        &format!("{}.json", uuid(6)),
+        json(&profile(&uuid(7))),
+        "file_name",
+    );
+    // Truncated.
+    bad(
+        &format!("{}.json", uuid(8)),
+        "{\"schema\": ".into(),
+        "parse",
+    );
+}
+
+#[test]
+fn check_allows_simulated_profiles_when_asked_and_takes_a_directory() {
+    let env = Env::new();
+    let dir = env.dir.path().join("fixtures");
+    memtune_tests::store(&dir, &simulated(4));
+    let d = dir.to_str().unwrap();
+    env.run(&["check", d])
+        .expect(8)
+        .says("simulated")
+        .says("--allow-simulated");
+    env.run(&["check", "--allow-simulated", d])
+        .expect(0)
+        .says("(simulated)");
+}
+
+#[test]
+fn import_project_says_when_it_replaces_a_different_profile() {
+    let env = Env::new();
+    let first = good(&env, 1);
+    env.run(&["import", "--project", first.to_str().unwrap()])
+        .expect(0);
+    // The same profile again: nothing to say.
+    let again = env.run(&["import", "--project", first.to_str().unwrap()]);
+    again.expect(0);
+    assert!(!again.stderr().contains("replacing"), "{}", again.stderr());
+    // Another profile of the same GPU, made earlier than the stored one.
+    let mut older = profile(&uuid(1));
+    older.provenance.created_at = "2020-01-01T00:00:00Z".into();
+    let older = env.file("older.json", &json(&older));
+    let r = env.run(&["import", "--project", older.to_str().unwrap(), "--json"]);
+    r.expect(0).says("replacing a NEWER profile");
+    assert!(r.json()["replaced"]
+        .as_str()
+        .is_some_and(|s| s.contains(&uuid(1))));
+}

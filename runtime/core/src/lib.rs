@@ -5,6 +5,7 @@
 pub mod codec;
 pub mod compiled;
 pub mod default;
+pub mod defines;
 pub mod digest;
 pub mod error;
 pub mod lookup;

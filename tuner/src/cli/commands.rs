@@ -84,6 +84,13 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         }) => probe_to_file(&ctx, simulate.as_deref(), &output, gpu, &probe),
         Some(Command::Path) => path(&ctx),
         Some(Command::Verify { files }) => verify(&ctx, &files),
+        Some(Command::Check {
+            dir,
+            allow_simulated,
+        }) => {
+            let dir = dir.unwrap_or_else(|| ctx.project().dir().to_path_buf());
+            super::check::run(&dir, allow_simulated, ctx.json)
+        }
         Some(Command::Export { uuid, output }) => export(&ctx, &uuid, &output),
         Some(Command::Import { file, project }) => import(&ctx, &file, project),
         Some(Command::Plan(command)) => super::plan::run(&command, ctx.json, ctx.quiet),
@@ -298,6 +305,13 @@ fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
         options.insert("project".to_string(), json!(args.project));
         let (mut profile, failed) = probe_gpu(ctx, ordinal, id, &args.probe, options);
         any_failed |= failed;
+        if args.project {
+            // A committed profile is replaced only with a word about it.
+            codec::seal(&mut profile);
+            if let Some(note) = replacing(&store, &profile) {
+                ctx.note(&format!("warning: {note}"));
+            }
+        }
         let path = store.save(&mut profile)?;
         let charts = plots(ctx, args.probe.plot.as_deref(), &profile)?;
         written.push((ordinal, profile, path, charts));
@@ -646,13 +660,53 @@ fn export(ctx: &Ctx, uuid: &str, output: &Path) -> Result<Exit, CliError> {
     Ok(Exit::Ok)
 }
 
+/// What storing `new` would replace, said before it is replaced: a stored profile of the
+/// same UUID that differs (a newer one above all) or one that is not valid. `None` when
+/// nothing is there or the same profile is.
+fn replacing(store: &Store, new: &Profile) -> Option<String> {
+    let path = store.path_for(&new.device.uuid);
+    if !path.exists() {
+        return None;
+    }
+    match store::read_file(&path).and_then(|b| codec::from_slice(&b, &path)) {
+        Ok(old) if old.digest == new.digest => None,
+        Ok(old) => {
+            let newer = if old.provenance.created_at > new.provenance.created_at {
+                "a NEWER profile "
+            } else {
+                ""
+            };
+            Some(format!(
+                "replacing {newer}{} (created {}, {}) with a different one (created {}, {}); in a project, git keeps the old one",
+                path.display(),
+                old.provenance.created_at,
+                old.digest,
+                new.provenance.created_at,
+                new.digest
+            ))
+        }
+        Err(e) => Some(format!(
+            "replacing {}, which is not valid: {e}",
+            path.display()
+        )),
+    }
+}
+
 fn import(ctx: &Ctx, file: &Path, project: bool) -> Result<Exit, CliError> {
     let store = if project { ctx.project() } else { ctx.cache()? };
     let bytes = store::read_file(file)?;
+    let replaced = match codec::from_slice(&bytes, file) {
+        Ok(p) => replacing(&store, &p),
+        // store.import reports the error with the fix.
+        Err(_) => None,
+    };
     let (path, profile) = store.import(&bytes, file)?;
+    if let Some(note) = &replaced {
+        ctx.note(&format!("warning: {note}"));
+    }
     if ctx.json {
         print_json(
-            &json!({"uuid": profile.device.uuid, "name": profile.device.name, "path": path, "digest": profile.digest}),
+            &json!({"uuid": profile.device.uuid, "name": profile.device.name, "path": path, "digest": profile.digest, "replaced": replaced}),
         );
     } else {
         println!(

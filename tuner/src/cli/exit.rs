@@ -21,6 +21,8 @@ pub enum Exit {
     NotFound = 6,
     /// The probe ran, but some sections failed (they are marked in the profile).
     Partial = 7,
+    /// `cargo tune check`: at least one committed profile failed.
+    CheckFailed = 8,
 }
 
 /// An error for the user: a message that names the file and the fix, and an exit code.
@@ -49,6 +51,7 @@ impl CliError {
             Exit::Io => "io",
             Exit::NotFound => "not_found",
             Exit::Partial => "partial",
+            Exit::CheckFailed => "check_failed",
         }
     }
 }

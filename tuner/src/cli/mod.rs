@@ -1,5 +1,6 @@
 //! The `cargo tune` command line.
 
+mod check;
 mod commands;
 mod exit;
 mod plan;
@@ -20,7 +21,7 @@ use std::path::PathBuf;
     bin_name = "cargo tune",
     version,
     about = "Measure the GPU's memory system once; keep the profile; tune kernels from it",
-    after_help = "Exit codes: 0 ok, 1 internal error, 2 usage, 3 no GPU/driver, 4 invalid profile, 5 I/O error, 6 not found, 7 probe partly failed"
+    after_help = "Exit codes: 0 ok, 1 internal error, 2 usage, 3 no GPU/driver, 4 invalid profile, 5 I/O error, 6 not found, 7 probe partly failed, 8 check found bad profiles"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -91,6 +92,16 @@ pub enum Command {
     Verify {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+    },
+    /// Validate every profile committed in `.memtune/` (or DIR), for CI: JSON, schema,
+    /// digest, file name = UUID, not simulated. Exit 8 if any fails.
+    Check {
+        /// The directory to check (default: the project's `.memtune/`).
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Accept simulated profiles (e.g. fixtures for tests).
+        #[arg(long)]
+        allow_simulated: bool,
     },
     /// Copy a stored profile to a file, e.g. to ship it with a binary.
     Export {
