@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no Rust there): the bundled `cargo-tune` and every bundled test
-# executable with MEMTUNE_GPU_TESTS=1. Writes logs, profiles and a summary into OUTDIR.
+# executable with MEMTUNE_GPU_TESTS=1, the tuned-app builds in the bundle, and with
+# MEMTUNE_BENCH=1 `cargo tune bench all`. Writes logs, profiles and a summary into OUTDIR.
 # Exit status: 0 when every step passed, 1 otherwise (see OUTDIR/summary.txt).
 set -uo pipefail
 out="${1:?usage: scripts/gpu-run.sh OUTDIR}"
@@ -31,8 +32,17 @@ step devices "$bundle/cargo-tune" devices
 step devices-json "$bundle/cargo-tune" devices --json
 step tune "$bundle/cargo-tune" --json --plot "$out/plots"
 step show "$bundle/cargo-tune" show
+# The quick probe's budget (15 s), into its own cache so the full profile above is kept.
+step tune-quick env MEMTUNE_CACHE_DIR="$out/profiles-quick" "$bundle/cargo-tune" --quick
 for t in "$bundle"/tests/*; do
     step "tests/$(basename "$t")" "$t" --test-threads=1
 done
+# tuned-app built elsewhere with another device's profile: it must re-plan here.
+for app in "$bundle"/tuned-app-*; do
+    [ -x "$app" ] && step "$(basename "$app")" "$app"
+done
+if [ "${MEMTUNE_BENCH:-0}" = 1 ]; then
+    step bench "$bundle/cargo-tune" bench all --out "$out/bench"
+fi
 grep -h "SKIPPED\|test result\|FAILED\|panicked" "$out"/tests/*.log | sort | uniq -c >>"$summary"
 exit $status
