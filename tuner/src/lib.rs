@@ -9,3 +9,4 @@ pub mod plot;
 pub mod probe;
 pub mod progress;
 pub mod sim;
+pub mod staging_chart;

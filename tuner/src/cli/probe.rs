@@ -276,10 +276,20 @@ pub fn write_plots(dir: &Path, profile: &Profile) -> Result<Vec<PathBuf>, CliErr
             }
         }
     }
+    let mut svgs: Vec<(String, String)> = charts
+        .into_iter()
+        .map(|(file, chart)| (file, chart.to_svg()))
+        .collect();
+    if let Section::Measured(t) = &profile.shared_memory_staging {
+        svgs.push((
+            "staging.svg".to_string(),
+            crate::staging_chart::staging_svg(name, t),
+        ));
+    }
     let mut written = Vec::new();
-    for (file, chart) in charts {
+    for (file, svg) in svgs {
         let path = dir.join(file);
-        memtune_core::store::write_atomic(&path, chart.to_svg().as_bytes()).map_err(|e| {
+        memtune_core::store::write_atomic(&path, svg.as_bytes()).map_err(|e| {
             CliError::new(
                 Exit::Io,
                 format!("{}: cannot write the chart: {e}", path.display()),
