@@ -172,6 +172,7 @@ mod tests {
                 .collect(),
             knee_bytes: None,
             draw_cost_relative: None,
+            atomic_points: vec![],
         }
     }
 

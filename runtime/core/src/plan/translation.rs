@@ -260,6 +260,7 @@ mod tests {
                 .collect(),
             knee_bytes: None,
             draw_cost_relative: None,
+            atomic_points: vec![],
         }
     }
 
