@@ -279,6 +279,13 @@ pub struct ChasePoint {
     pub cycles_per_load: f64,
 }
 
+/// Threads per SM of one launch of the random-atomic measurement (`atomic_points`).
+pub const RANDOM_ATOMIC_THREADS_PER_SM: u32 = 1024;
+/// Atomic updates per thread of that launch. A launch thus makes `sm_count × 1024 × 64`
+/// updates: the planner needs that count to compare how often a workload updates one word
+/// with how often the curve's launches did.
+pub const RANDOM_ATOMIC_UPDATES_PER_THREAD: u32 = 64;
+
 /// Random-sampling throughput against region size (seed 000, section 2.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RandomAccessCurve {
@@ -292,7 +299,8 @@ pub struct RandomAccessCurve {
     pub draw_cost_relative: Option<f64>,
     /// The same draws as random atomic increments (`atomicAdd` of a 4-byte word, a hash
     /// grouping insert's count update), at the regions of `points`; `reads_per_second` is
-    /// then atomics per second. Device memory only (a hash table lives there); empty, and
+    /// then atomics per second, from launches of [`RANDOM_ATOMIC_THREADS_PER_SM`] threads
+    /// per SM making [`RANDOM_ATOMIC_UPDATES_PER_THREAD`] updates each. Device memory only (a hash table lives there); empty, and
     /// left out of the JSON, when not measured (older profiles, other kinds, the simulator).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub atomic_points: Vec<RandomAccessPoint>,

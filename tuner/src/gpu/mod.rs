@@ -12,6 +12,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use memory::Buffer;
+use memtune_core::profile::{RANDOM_ATOMIC_THREADS_PER_SM, RANDOM_ATOMIC_UPDATES_PER_THREAD};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::{cache_chase, compile_ptx, pointer_chase, random_access, KernelSource};
 use std::sync::Arc;
@@ -469,7 +470,8 @@ impl Gpu {
 
     /// Random atomic increments per second over the first `region` bytes of device memory
     /// (a hash table lives there; other kinds are refused): `memtune_random_atomic` on the
-    /// grid of `random_access`, 64 draws per thread, timed as `random_access` is (a warm-up,
+    /// grid of `random_access` (1024 threads per SM, 64 updates each, as the profile's
+    /// `RANDOM_ATOMIC_*` constants say), timed as `random_access` is (a warm-up,
     /// then the median of three launches). The region is zeroed first; after the warm-up the
     /// sum of its words must be exactly one per draw, or the measurement fails. The atomics
     /// overwrite the sampling fill, which `random_access` then writes again.
@@ -503,8 +505,10 @@ impl Gpu {
             )
         }
         .map_err(cuda("zeroing the atomic region"))?;
-        let reads: u32 = 64;
-        let blocks = self.identity.sm_count.max(1) * 4;
+        // The launch shape the profile documents: the planner compares a workload's
+        // updates per word with this launch's.
+        let reads = RANDOM_ATOMIC_UPDATES_PER_THREAD;
+        let blocks = self.identity.sm_count.max(1) * (RANDOM_ATOMIC_THREADS_PER_SM / 256);
         let threads = u64::from(blocks) * 256;
         let seed = 0x5eed_u64 ^ region;
         let cfg = LaunchConfig {

@@ -5,7 +5,7 @@
 //! passes read instead.
 
 use super::error::{fits_in_memory, PlanError};
-use super::insert_cost::InsertCost;
+use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{self, Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost};
 use super::translation::Translation;
@@ -76,13 +76,15 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         reasons,
     };
 
-    let input_keys = workload.input_bytes.map(|b| (b / KEY_BYTES as u64).max(1));
-    let insert = translation.curve.and_then(|c| {
-        Some((
-            c,
-            InsertCost::of(c, table, workload.groups_at_most(input_keys))?,
-        ))
+    let repeats = workload.input_bytes.map(|b| {
+        let keys = (b / KEY_BYTES as u64).max(1);
+        // No more groups than keys, nor than half the buckets (fill factor at most 0.5).
+        let groups = keys.min(table / BUCKET_BYTES / 2);
+        Repeats::new(keys, groups, profile.device.sm_count)
     });
+    let insert = translation
+        .curve
+        .and_then(|c| Some((c, InsertCost::of(c, table, repeats)?)));
     // Where inserts are priced as atomics, the atomic curve's falls are boundaries too.
     let atomic_falls = insert
         .as_ref()
@@ -123,7 +125,7 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         ));
         return Ok(unscoped(reasons));
     };
-    reasons.push(cost.describe(workload.table_memory, curve, input_keys));
+    reasons.push(cost.describe(workload.table_memory, curve));
 
     let input = input_rate(profile, workload.input_memory);
     let device = device_rate(profile);
@@ -251,13 +253,6 @@ impl GroupingWorkload {
             });
         }
         fits_in_memory(profile, "table_bytes", self.table_bytes, self.table_memory)
-    }
-
-    /// The most distinct keys (groups) the table can receive: no more than the input's
-    /// keys, and no more than half its buckets (the kernels' fill factor is at most 0.5).
-    /// `None` when the input's size is not known.
-    fn groups_at_most(&self, input_keys: Option<u64>) -> Option<u64> {
-        input_keys.map(|keys| keys.min(self.table_bytes / BUCKET_BYTES / 2).max(1))
     }
 
     /// Whether the copy approach's buffer, the input of passes 2..p, fits beside the table
