@@ -99,12 +99,15 @@ impl InsertCost {
     /// region `4A / r`; but a pass with more updates than a launch keeps the GPU as full
     /// of updates as the launch does, over its `G_s` words, so the region is never below
     /// `4 G_s`. Fewer words updated more often mean more updates of one word in flight
-    /// at once, which L2 serialises: the curve's small regions measure that.
+    /// at once, which L2 serialises: the curve's small regions measure that. A region
+    /// larger than the scope would also price misses the scope does not have: the scope's
+    /// own size then stands.
     fn contention_region(&self, scope: u64) -> Option<u64> {
         let r = self.repeats.as_ref()?;
         let scope_groups = r.groups * (scope as f64 / self.table_bytes).min(1.0);
         let per_word = r.launch_updates * r.groups / r.keys;
-        Some((COUNT_BYTES * scope_groups.max(per_word)).max(COUNT_BYTES) as u64)
+        let region = (COUNT_BYTES * scope_groups.max(per_word)).max(COUNT_BYTES) as u64;
+        Some(region.min(scope))
     }
 
     /// The reason line: what prices an insert, and whether contention is weighed.
@@ -229,6 +232,12 @@ mod tests {
         // As many groups in a 64 KiB scope, but keys that do not repeat: 4A / r is 256 KiB,
         // past every contended region.
         let cost = InsertCost::of(&c, table, repeats(1 << 16, 1 << 16)).unwrap();
+        assert_eq!(cost.seconds(1 << 16), 0.1);
+        // Nor is a scope priced at a region larger than itself: 4A / r = 256 KiB lies in
+        // the slow part of a curve whose fast part ends at 64 KiB, but a 64 KiB scope has
+        // no such misses.
+        let small_l2 = curve(&[(1 << 12, 10.0), (1 << 16, 10.0), (1 << 18, 2.0)]);
+        let cost = InsertCost::of(&small_l2, table, repeats(1 << 16, 1 << 16)).unwrap();
         assert_eq!(cost.seconds(1 << 16), 0.1);
     }
 }
