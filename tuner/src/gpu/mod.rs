@@ -476,7 +476,7 @@ impl Gpu {
     /// sum of its words must be exactly one per draw, or the measurement fails. The atomics
     /// overwrite the sampling fill, which `random_access` then writes again.
     ///
-    /// Cost on an H200 (132 SMs: 135 168 threads, 8.65 M atomics a launch): four launches
+    /// Estimated cost on an H200, not yet measured (132 SMs: 135 168 threads, 8.65 M atomics a launch): four launches
     /// of about 0.2 to 1 ms (atomics run at L2 at tens of G/s, a few G/s where they contend on
     /// a few words or miss to DRAM) plus zeroing and summing the region at memory bandwidth
     /// (about 60 ms at 100 GiB); the probe's regions, doubling from 64 KiB to about 110 GiB,

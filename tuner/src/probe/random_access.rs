@@ -93,7 +93,7 @@ pub fn sweep_random_access(
 /// Empty where the system does not measure atomics for `kind` (it answers `None` for the
 /// first region). The largest regions may not be allocatable: the points end before them.
 ///
-/// Cost on an H200: see `Gpu::random_atomic` (about 0.25 s for the full probe's 22
+/// Estimated cost on an H200: see `Gpu::random_atomic` (about 0.25 s for the full probe's 22
 /// regions of device memory; quick mode's regions quadruple, about a third of that).
 pub fn sweep_random_atomic(
     system: &mut dyn MemorySystem,
