@@ -1,6 +1,8 @@
 // Random sampling (Karnagel et al., DaMoN'17, section 2.1): many threads each draw
 // positions from a light generator and sum the 4-byte values read there. Its throughput
 // against region size shows where address translation starts to limit random access.
+// The same draws as atomic increments (memtune_random_atomic) price a hash-grouping
+// insert, which updates its bucket with atomics that execute at L2.
 //
 // The data is never zeros: memtune_fill_words writes a hash of each word's index, so the
 // host can recompute the exact expected sum without copying the region back.
@@ -75,4 +77,55 @@ extern "C" __global__ void memtune_random_draw(const unsigned int* __restrict__ 
         }
     }
     atomicAdd(sum, (unsigned long long)acc);
+}
+
+// Atomic: the generator and loop of memtune_random_sample, but each draw is an
+// atomicAdd(&data[pos], 1u), a hash-grouping insert's count update (grouping.cu). Its
+// result is unused, so ptxas issues a reduction (RED), as it does for the insert's.
+// Every launch adds exactly gridDim.x * blockDim.x * reads to the sum of the region's
+// words (memtune_sum_words checks it).
+//   data, n_words, reads, seed   as memtune_random_sample
+extern "C" __global__ void memtune_random_atomic(unsigned int* data,
+                                                 unsigned long long n_words,
+                                                 unsigned int reads,
+                                                 unsigned long long seed)
+{
+    unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long x = seed ^ (t * 0x9e3779b97f4a7c15ull);
+    for (unsigned int r = 0; r < reads; ++r) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        atomicAdd(&data[__umul64hi(x, n_words)], 1u);
+    }
+}
+
+// Sum of data[0, n_words) as 64-bit integers, added into *sum (zeroed by the host).
+// Any grid (grid-stride loop); blocks of a multiple of 32 threads, at most 1024.
+extern "C" __global__ void memtune_sum_words(const unsigned int* data,
+                                             unsigned long long n_words,
+                                             unsigned long long* sum)
+{
+    __shared__ unsigned long long partial[32];
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long acc = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < n_words; i += threads) {
+        acc += data[i];
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        acc += __shfl_down_sync(0xffffffffu, acc, offset);
+    }
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) {
+        partial[warp] = acc;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        acc = lane < blockDim.x / 32 ? partial[lane] : 0;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            acc += __shfl_down_sync(0xffffffffu, acc, offset);
+        }
+        if (lane == 0) {
+            atomicAdd(sum, acc);
+        }
+    }
 }

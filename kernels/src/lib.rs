@@ -150,12 +150,25 @@ pub mod random_access {
     /// scope_begin: u64, scope_end: u64, sum: *mut u64)`: the draws of `SAMPLE`, reading
     /// only positions in `[scope_begin, scope_end)` (none for an empty scope).
     pub const DRAW: &str = "memtune_random_draw";
+    /// `memtune_random_atomic(data: *mut u32, n_words: u64, reads: u32, seed: u64)`: the
+    /// draws of `SAMPLE`, each an `atomicAdd(&data[pos], 1)`; a launch adds exactly
+    /// [`atomic_increments`] to the sum of the region's words.
+    pub const ATOMIC: &str = "memtune_random_atomic";
+    /// `memtune_sum_words(data: *const u32, n_words: u64, sum: *mut u64)`: adds the words
+    /// (as u64) into `sum`; blocks of a multiple of 32 threads, at most 1024.
+    pub const SUM: &str = "memtune_sum_words";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "random_access.cu",
         source: include_str!("../cuda/random_access.cu"),
-        entries: &[FILL, SAMPLE, DRAW],
+        entries: &[FILL, SAMPLE, DRAW, ATOMIC, SUM],
     };
+
+    /// What one launch of `memtune_random_atomic` with `threads` threads of `reads` draws
+    /// adds to the sum of the region's words: one per draw, wherever it lands.
+    pub fn atomic_increments(threads: u64, reads: u32) -> u64 {
+        threads * u64::from(reads)
+    }
 
     /// The value `memtune_fill_words` stores at word `i`.
     pub fn word_hash(i: u64) -> u32 {

@@ -89,3 +89,31 @@ fn cache_chases_use_their_load_paths() {
         "the constant ring is not one 64 KiB bank"
     );
 }
+
+/// The atomic sampler must update its words with a global atomic add, as the grouping
+/// insert's count update does, and the sum kernel must read them back.
+#[test]
+fn random_atomic_adds_atomically_and_sums_the_words() {
+    require_nvrtc();
+    let source = &memtune_kernels::random_access::SOURCE;
+    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
+    let text = ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}"));
+    let entry = |name: &str| -> String {
+        let start = text
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("no .entry {name}"));
+        let body = &text[start..];
+        let end = body.find("\n}").unwrap_or(body.len());
+        body[..end].to_string()
+    };
+    let atomic = entry(memtune_kernels::random_access::ATOMIC);
+    assert!(
+        atomic.contains("red.global.add.u32") || atomic.contains("atom.global.add.u32"),
+        "no global atomic add in memtune_random_atomic:\n{atomic}"
+    );
+    let sum = entry(memtune_kernels::random_access::SUM);
+    assert!(
+        sum.contains("atom.global.add.u64") || sum.contains("red.global.add.u64"),
+        "memtune_sum_words adds no partial sum:\n{sum}"
+    );
+}

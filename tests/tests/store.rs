@@ -394,6 +394,7 @@ fn measured_floats_survive_the_round_trip_exactly() {
             .collect(),
         knee_bytes: None,
         draw_cost_relative: None,
+        atomic_points: vec![],
     });
     let dir = TempDir::new().unwrap();
     let store = Store::new(dir.path());

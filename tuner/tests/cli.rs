@@ -132,6 +132,10 @@ fn usage_errors_exit_2() {
     env.run(&["export", "../../etc/passwd", "-o", "x"])
         .expect(2);
     env.run(&["--help"]).expect(0).says("Exit codes");
+    // Refused before any GPU is opened.
+    env.run(&["sample", "--atomic", "--kind", "pinned"])
+        .expect(2)
+        .says("--atomic measures device memory only");
 }
 
 #[test]

@@ -105,3 +105,35 @@ fn hidden_gpus_are_a_clear_no_gpu_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no CUDA GPU is visible"), "{err}");
 }
+
+/// Random atomics on a small device region: `random_atomic` zeroes the region, checks
+/// that one launch leaves its words summing to exactly one per draw, and times it; a lost
+/// or misplaced update fails the call.
+#[test]
+fn random_atomics_add_exactly_one_per_draw() {
+    if !gpu_tests_enabled("random_atomics_add_exactly_one_per_draw") {
+        return;
+    }
+    use memtune_core::MemoryKind;
+    use memtune_tuner::gpu::{Bounds, Gpu};
+    let identity = memtune::device::identity(0).expect("GPU 0 identity");
+    let bounds = Bounds {
+        device: Some(64 << 20),
+        ..Bounds::default()
+    };
+    let mut gpu = Gpu::open(0, identity, &bounds).expect("open GPU 0");
+    // Few words (heavy contention) and more than L2 holds are both exact.
+    for region in [64 << 10, 1 << 20, 64 << 20] {
+        let rate = gpu
+            .random_atomic(MemoryKind::Device, region)
+            .unwrap_or_else(|e| panic!("{region} bytes: {e}"));
+        assert!(rate.is_finite() && rate > 0.0, "{region} bytes: {rate}");
+        eprintln!("{region} bytes: {:.2} G atomics/s", rate / 1e9);
+        // The atomics overwrote the fill: sampling must write it again and still check.
+        let reads = gpu
+            .random_access(MemoryKind::Device, region)
+            .unwrap_or_else(|e| panic!("{region} bytes after atomics: {e}"));
+        assert!(reads > 0.0);
+    }
+    assert!(gpu.random_atomic(MemoryKind::Pinned, 1 << 20).is_err());
+}

@@ -339,6 +339,8 @@ fn random_access_knee_is_at_the_costliest_reach() {
         assert_eq!(curve.knee_bytes, Some(expected), "{name}");
         // The simulator does not model the cost of a skipped draw.
         assert_eq!(curve.draw_cost_relative, None, "{name}");
+        // Nor atomics: no atomic points, inserts are priced as reads.
+        assert!(curve.atomic_points.is_empty(), "{name}");
         assert!(curve
             .points
             .iter()
@@ -586,4 +588,122 @@ fn progress_reaches_the_end() {
         "monotone"
     );
     assert_eq!(events.last().map(|e| e.fraction), Some(1.0));
+}
+
+/// A simulated GPU that also answers random atomics on device memory: at half the read
+/// rate, or failing its check from some region on.
+struct WithAtomics {
+    inner: Simulator,
+    failing_from: Option<u64>,
+}
+
+impl MemorySystem for WithAtomics {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn clock_mhz(&self) -> f64 {
+        self.inner.clock_mhz()
+    }
+    fn sm_count(&self) -> u32 {
+        self.inner.sm_count()
+    }
+    fn kinds(&self) -> Vec<MemoryKind> {
+        self.inner.kinds()
+    }
+    fn max_footprint(&self, kind: MemoryKind) -> u64 {
+        self.inner.max_footprint(kind)
+    }
+    fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.inner.chase(kind, stride, footprint, sm)
+    }
+    fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+        other: u32,
+    ) -> Result<f64, BackendError> {
+        self.inner.chase_pair(kind, stride, footprint, sm, other)
+    }
+    fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
+        self.inner.random_access(kind, region)
+    }
+    fn random_atomic(
+        &mut self,
+        kind: MemoryKind,
+        region: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        if kind != MemoryKind::Device {
+            return Ok(None);
+        }
+        if self.failing_from.is_some_and(|from| region >= from) {
+            return Err(BackendError::Launch {
+                message: "the words sum to 1, not 2".to_string(),
+            });
+        }
+        Ok(Some(self.inner.random_access(kind, region)? / 2.0))
+    }
+}
+
+#[test]
+fn atomics_are_kept_for_device_memory_and_a_failure_leaves_the_read_curve() {
+    let config = custom(
+        r#""device": {"size_bytes": 4294967296, "tlb": [
+                {"entries": 16, "page_bytes": 2097152, "miss_cycles": 9},
+                {"entries": 65, "page_bytes": 33554432, "miss_cycles": 110, "ways": 8}]},
+            "pinned": {"size_bytes": 1073741824, "extra_cycles": 700, "tlb": []}"#,
+    );
+    let options = ProbeOptions {
+        quick: true,
+        kinds: vec![MemoryKind::Device, MemoryKind::Pinned],
+        ..ProbeOptions::default()
+    };
+    let mut system = WithAtomics {
+        inner: Simulator::new(config.clone()),
+        failing_from: None,
+    };
+    let result = probe_tlb(&mut system, &options, &mut NoProgress);
+    let device = result.random_access[&MemoryKind::Device].as_ref().unwrap();
+    let mut regions: Vec<u64> = device.points.iter().map(|p| p.region_bytes).collect();
+    regions.dedup();
+    let atomic_regions: Vec<u64> = device
+        .atomic_points
+        .iter()
+        .map(|p| p.region_bytes)
+        .collect();
+    assert_eq!(atomic_regions, regions, "one atomic point per region");
+    assert!(device
+        .atomic_points
+        .iter()
+        .all(|p| p.reads_per_second > 0.0));
+    let pinned = result.random_access[&MemoryKind::Pinned].as_ref().unwrap();
+    assert!(
+        pinned.atomic_points.is_empty(),
+        "atomics on device memory only"
+    );
+    assert!(result.warnings.iter().all(|w| !w.contains("atomics")));
+
+    let mut system = WithAtomics {
+        inner: Simulator::new(config),
+        failing_from: Some(1 << 20),
+    };
+    let result = probe_tlb(&mut system, &options, &mut NoProgress);
+    let device = result.random_access[&MemoryKind::Device].as_ref().unwrap();
+    assert!(!device.points.is_empty(), "the read curve stands");
+    assert!(device.atomic_points.is_empty());
+    assert!(
+        result
+            .warnings
+            .iter()
+            .any(|w| w.contains("device: random atomics not measured") && w.contains("sum to 1")),
+        "{:?}",
+        result.warnings
+    );
 }

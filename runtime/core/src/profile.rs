@@ -279,6 +279,13 @@ pub struct ChasePoint {
     pub cycles_per_load: f64,
 }
 
+/// Threads per SM of one launch of the random-atomic measurement (`atomic_points`).
+pub const RANDOM_ATOMIC_THREADS_PER_SM: u32 = 1024;
+/// Atomic updates per thread of that launch. A launch thus makes `sm_count × 1024 × 64`
+/// updates: the planner needs that count to compare how often a workload updates one word
+/// with how often the curve's launches did.
+pub const RANDOM_ATOMIC_UPDATES_PER_THREAD: u32 = 64;
+
 /// Random-sampling throughput against region size (seed 000, section 2.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RandomAccessCurve {
@@ -290,6 +297,13 @@ pub struct RandomAccessCurve {
     /// Absent when not measured (older profiles, the simulator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_cost_relative: Option<f64>,
+    /// The same draws as random atomic increments (`atomicAdd` of a 4-byte word, a hash
+    /// grouping insert's count update), at the regions of `points`; `reads_per_second` is
+    /// then atomics per second, from launches of [`RANDOM_ATOMIC_THREADS_PER_SM`] threads
+    /// per SM making [`RANDOM_ATOMIC_UPDATES_PER_THREAD`] updates each. Device memory only (a hash table lives there); empty, and
+    /// left out of the JSON, when not measured (older profiles, other kinds, the simulator).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub atomic_points: Vec<RandomAccessPoint>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -530,12 +544,41 @@ mod tests {
             points: vec![],
             knee_bytes: Some(4096),
             draw_cost_relative: None,
+            atomic_points: vec![],
         });
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["status"], "measured");
         assert_eq!(v["knee_bytes"], 4096);
+        assert!(
+            v.get("atomic_points").is_none(),
+            "empty atomic points are left out"
+        );
         let back: Section<RandomAccessCurve> = serde_json::from_value(v).unwrap();
         assert_eq!(back, m);
+    }
+
+    #[test]
+    fn atomic_points_round_trip_and_default_to_empty() {
+        let point = |region_bytes, reads_per_second| RandomAccessPoint {
+            region_bytes,
+            reads_per_second,
+        };
+        let m: Section<RandomAccessCurve> = Section::Measured(RandomAccessCurve {
+            points: vec![point(1 << 20, 5e10), point(1 << 30, 2.5e10)],
+            knee_bytes: None,
+            draw_cost_relative: Some(0.06),
+            atomic_points: vec![point(1 << 20, 3e10), point(1 << 30, 9e9)],
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["atomic_points"][1]["region_bytes"], 1u64 << 30);
+        assert_eq!(v["atomic_points"][1]["reads_per_second"], 9e9);
+        let back: Section<RandomAccessCurve> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, m);
+        // A profile written before the field existed reads as "not measured".
+        let old = serde_json::json!({"status": "measured", "points": [], "knee_bytes": null});
+        let old: Section<RandomAccessCurve> = serde_json::from_value(old).unwrap();
+        assert_eq!(old.measured().map(|c| c.atomic_points.len()), Some(0));
     }
 
     #[test]

@@ -41,6 +41,7 @@ fn curve(points: &[(u64, f64)], knee_bytes: Option<u64>) -> RandomAccessCurve {
             .collect(),
         knee_bytes,
         draw_cost_relative: None,
+        atomic_points: vec![],
     }
 }
 

@@ -140,6 +140,7 @@ impl Gpu {
             points,
             knee_bytes,
             draw_cost_relative: None,
+            atomic_points: vec![],
         }
     }
 

@@ -121,7 +121,8 @@ pub enum Command {
     Plan(plan::PlanCommand),
     /// Raw pointer-chase latency on the GPU (cycles per load), strides x footprints.
     Chase(RawArgs),
-    /// Raw random-sampling throughput on the GPU (reads/s) over growing regions.
+    /// Raw random-sampling throughput on the GPU (reads/s, or atomics/s with --atomic)
+    /// over growing regions.
     Sample(RawArgs),
     /// Time untuned, tuned and exhaustive-best kernels on the GPU, with their ratios.
     Bench(crate::bench::BenchArgs),
@@ -155,6 +156,10 @@ pub struct RawArgs {
     /// L1/shared-memory split for `--path l1`.
     #[arg(long, value_enum, default_value = "default")]
     pub carveout: CarveoutArg,
+    /// Random atomic increments instead of reads (sample only; device memory): how a hash
+    /// grouping insert's count update runs.
+    #[arg(long)]
+    pub atomic: bool,
     /// GPU ordinal.
     #[arg(long = "gpu", default_value_t = 0)]
     pub gpu: usize,

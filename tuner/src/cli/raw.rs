@@ -7,6 +7,7 @@ use super::{CachePath, CarveoutArg, RawArgs};
 use crate::gpu::{Bounds, Gpu, GpuError, MAX_CACHE_CHASE_ELEMENTS, MAX_CHASE_ELEMENTS};
 use crate::probe::{Carveout, LoadPath, CONSTANT_BANK_BYTES};
 use memtune::device;
+use memtune_core::MemoryKind;
 use serde_json::json;
 
 impl From<GpuError> for CliError {
@@ -117,17 +118,38 @@ pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
 }
 
 pub fn sample(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
+    if args.atomic && args.kind != MemoryKind::Device {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!(
+                "--atomic measures device memory only (a hash table lives there), not {}: drop --kind or pass --kind device",
+                args.kind
+            ),
+        ));
+    }
     let (mut gpu, sizes) = open(args)?;
+    let (unit, field) = if args.atomic {
+        ("atomics", "atomics_per_second")
+    } else {
+        ("reads", "reads_per_second")
+    };
     let mut points = Vec::new();
     for &region in &sizes {
-        let rate = gpu.random_access(args.kind, region)?;
+        let rate = if args.atomic {
+            gpu.random_atomic(args.kind, region)?
+        } else {
+            gpu.random_access(args.kind, region)?
+        };
         if !json {
-            println!("{:>12}  {:>8.3} G reads/s", bytes(region), rate / 1e9);
+            println!("{:>12}  {:>8.3} G {unit}/s", bytes(region), rate / 1e9);
         }
-        points.push(json!({"region_bytes": region, "reads_per_second": rate}));
+        points.push(json!({"region_bytes": region, field: rate}));
     }
     if json {
-        println!("{:#}", json!({"kind": args.kind, "points": points}));
+        println!(
+            "{:#}",
+            json!({"kind": args.kind, "atomic": args.atomic, "points": points})
+        );
     }
     Ok(Exit::Ok)
 }

@@ -12,6 +12,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use memory::Buffer;
+use memtune_core::profile::{RANDOM_ATOMIC_THREADS_PER_SM, RANDOM_ATOMIC_UPDATES_PER_THREAD};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::{cache_chase, compile_ptx, pointer_chase, random_access, KernelSource};
 use std::sync::Arc;
@@ -75,6 +76,8 @@ struct Kernels {
     fill: CudaFunction,
     sample: CudaFunction,
     draw: CudaFunction,
+    atomic: CudaFunction,
+    sum_words: CudaFunction,
 }
 
 /// An open GPU, ready to probe.
@@ -147,9 +150,10 @@ impl Gpu {
         let [chase_init, chase, chase_pair]: [CudaFunction; 3] = load(&pointer_chase::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("pointer_chase.cu entry list changed".into()))?;
-        let [fill, sample, draw]: [CudaFunction; 3] = load(&random_access::SOURCE)?
-            .try_into()
-            .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
+        let [fill, sample, draw, atomic, sum_words]: [CudaFunction; 5] =
+            load(&random_access::SOURCE)?
+                .try_into()
+                .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
         let cache = caches::CacheKernels::load(load_module(&cache_chase::SOURCE)?)?;
         let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
         let free = free as u64;
@@ -174,6 +178,8 @@ impl Gpu {
                 fill,
                 sample,
                 draw,
+                atomic,
+                sum_words,
             },
             identity,
             limits,
@@ -461,6 +467,108 @@ impl Gpu {
         )?;
         Ok((threads * u64::from(reads)) as f64 / median_s)
     }
+
+    /// Random atomic increments per second over the first `region` bytes of device memory
+    /// (a hash table lives there; other kinds are refused): `memtune_random_atomic` on the
+    /// grid of `random_access` (1024 threads per SM, 64 updates each, as the profile's
+    /// `RANDOM_ATOMIC_*` constants say), timed as `random_access` is (a warm-up,
+    /// then the median of three launches). The region is zeroed first; after the warm-up the
+    /// sum of its words must be exactly one per draw, or the measurement fails. The atomics
+    /// overwrite the sampling fill, which `random_access` then writes again.
+    ///
+    /// Estimated cost on an H200, not yet measured (132 SMs: 135 168 threads, 8.65 M atomics a launch): four launches
+    /// of about 0.2 to 1 ms (atomics run at L2 at tens of G/s, a few G/s where they contend on
+    /// a few words or miss to DRAM) plus zeroing and summing the region at memory bandwidth
+    /// (about 60 ms at 100 GiB); the probe's regions, doubling from 64 KiB to about 110 GiB,
+    /// take about 0.25 s together.
+    pub fn random_atomic(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
+        if kind != MemoryKind::Device {
+            return Err(GpuError::Check(format!(
+                "random atomics are measured on device memory only, not {kind}"
+            )));
+        }
+        let base = self.buffer(kind, region)?;
+        self.filled_words = 0;
+        let n_words = region / 4;
+        if n_words == 0 {
+            return Err(GpuError::Check(format!(
+                "random atomics over {region} bytes: the region holds no 4-byte word"
+            )));
+        }
+        // SAFETY: the buffer holds at least `region` bytes (checked by `buffer`).
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                base,
+                0,
+                region as usize,
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(cuda("zeroing the atomic region"))?;
+        // The launch shape the profile documents: the planner compares a workload's
+        // updates per word with this launch's.
+        let reads = RANDOM_ATOMIC_UPDATES_PER_THREAD;
+        let blocks = self.identity.sm_count.max(1) * (RANDOM_ATOMIC_THREADS_PER_SM / 256);
+        let threads = u64::from(blocks) * 256;
+        let seed = 0x5eed_u64 ^ region;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (atomic, sum_words, stream) =
+            (&self.kernels.atomic, &self.kernels.sum_words, &self.stream);
+        let median_s = time_summing_launches(
+            stream,
+            &mut |stream, _sum| {
+                let mut launch = stream.launch_builder(atomic);
+                launch.arg(&base).arg(&n_words).arg(&reads).arg(&seed);
+                // SAFETY: increments positions < n_words of the buffer.
+                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_random_atomic"))?;
+                Ok(())
+            },
+            // The atomic kernel adds nothing to the launch's sum: the check sums the words.
+            &|_| {
+                let got = sum_region(stream, sum_words, base, n_words, blocks)?;
+                let want = random_access::atomic_increments(threads, reads);
+                if got == want {
+                    Ok(())
+                } else {
+                    Err(GpuError::Check(format!(
+                        "random atomics over {region} bytes of device memory: the words sum to {got} after one launch, not {want} (one per draw)"
+                    )))
+                }
+            },
+        )?;
+        Ok((threads * u64::from(reads)) as f64 / median_s)
+    }
+}
+
+/// The sum of `n_words` 4-byte words at `base`, through `memtune_sum_words`.
+fn sum_region(
+    stream: &Arc<CudaStream>,
+    sum_words: &CudaFunction,
+    base: u64,
+    n_words: u64,
+    blocks: u32,
+) -> Result<u64, GpuError> {
+    let mut sum = stream
+        .alloc_zeros::<u64>(1)
+        .map_err(cuda("allocating the word sum"))?;
+    let mut launch = stream.launch_builder(sum_words);
+    launch.arg(&base).arg(&n_words).arg(&mut sum);
+    // SAFETY: reads n_words words from base, inside the buffer; `sum` is one word.
+    unsafe {
+        launch.launch(LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+    .map_err(cuda("launching memtune_sum_words"))?;
+    Ok(stream
+        .clone_dtoh(&sum)
+        .map_err(cuda("reading the word sum"))?[0])
 }
 
 /// Launches a summing kernel on the stream, adding into the given one-word buffer.

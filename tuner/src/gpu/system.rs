@@ -69,6 +69,19 @@ impl MemorySystem for Gpu {
             .map_err(|e| backend(kind, e))
     }
 
+    fn random_atomic(
+        &mut self,
+        kind: MemoryKind,
+        region: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        if kind != MemoryKind::Device {
+            return Ok(None);
+        }
+        Gpu::random_atomic(self, kind, region)
+            .map(Some)
+            .map_err(|e| backend(kind, e))
+    }
+
     fn cache_chase(
         &mut self,
         path: LoadPath,

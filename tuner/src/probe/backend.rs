@@ -79,6 +79,19 @@ pub trait MemorySystem {
         let _ = (kind, region_bytes);
         Ok(None)
     }
+    /// Random atomic increments per second over a region of `region_bytes` of `kind`: the
+    /// draws of `random_access`, each an `atomicAdd` of one 4-byte word, as a hash-grouping
+    /// insert updates its bucket's count. `None` where the system does not measure it: the
+    /// simulator (its model has no atomics), and memory other than device memory on the GPU
+    /// (a hash table lives in device memory).
+    fn random_atomic(
+        &mut self,
+        kind: MemoryKind,
+        region_bytes: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        let _ = (kind, region_bytes);
+        Ok(None)
+    }
     /// Mean cycles per load of a single-thread chase of device memory through `path`, with
     /// `stride_bytes` over `footprint_bytes` (`footprint / stride` elements, at most
     /// [`MemorySystem::max_chase_elements`]), at `carveout`, timed after one full warm-up

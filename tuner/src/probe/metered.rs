@@ -93,6 +93,14 @@ impl MemorySystem for Metered<'_> {
         self.inner.draw_cost(kind, region_bytes)
     }
 
+    fn random_atomic(
+        &mut self,
+        kind: MemoryKind,
+        region_bytes: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        self.inner.random_atomic(kind, region_bytes)
+    }
+
     fn cache_chase(
         &mut self,
         path: LoadPath,

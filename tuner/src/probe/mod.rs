@@ -25,7 +25,7 @@ pub use caches::{probe_caches, CacheProbeResult};
 pub use infer_tlb::infer_tlb;
 pub use options::ProbeOptions;
 pub use progress::{NoProgress, Progress, ProgressEvent, Stage};
-pub use random_access::{random_access_knee, sweep_random_access};
+pub use random_access::{random_access_knee, sweep_random_access, sweep_random_atomic};
 pub use sweep::{sweep_tlb, SweepOutcome};
 
 use memtune_core::profile::{MemoryKind, PerMemoryKind, RandomAccessCurve, Section, TlbKind};
@@ -136,12 +136,23 @@ pub fn probe_tlb(
         result.tlb.insert(kind, tlb);
         if options.random_access {
             let rest = 1.0 - SWEEP_SHARE;
-            let curve = sweep_random_access(&mut meter, kind, options, &mut |region_bytes, f| {
-                report(
-                    Stage::RandomAccess { region_bytes },
-                    SWEEP_SHARE + rest / 2.0 + rest / 2.0 * f,
-                )
-            });
+            let mut curve =
+                sweep_random_access(&mut meter, kind, options, &mut |region_bytes, f| {
+                    report(
+                        Stage::RandomAccess { region_bytes },
+                        SWEEP_SHARE + rest / 2.0 + rest / 2.0 * f,
+                    )
+                });
+            // Atomics price hash-grouping inserts; a failure leaves the read curve standing
+            // (inserts are then priced as reads) and is said.
+            if let Ok(c) = &mut curve {
+                match sweep_random_atomic(&mut meter, kind, c) {
+                    Ok(points) => c.atomic_points = points,
+                    Err(e) => result
+                        .warnings
+                        .push(format!("{kind}: random atomics not measured: {e}")),
+                }
+            }
             result.random_access.insert(kind, curve);
         }
         report(Stage::KindDone, 1.0);

@@ -84,7 +84,38 @@ pub fn sweep_random_access(
         points,
         knee_bytes,
         draw_cost_relative,
+        atomic_points: Vec::new(),
     })
+}
+
+/// Random atomic increments per second at each region of `curve` (once each: the curve
+/// exists to price hash-grouping inserts, not to find a knee), for `curve.atomic_points`.
+/// Empty where the system does not measure atomics for `kind` (it answers `None` for the
+/// first region). The largest regions may not be allocatable: the points end before them.
+///
+/// Estimated cost on an H200: see `Gpu::random_atomic` (about 0.25 s for the full probe's 22
+/// regions of device memory; quick mode's regions quadruple, about a third of that).
+pub fn sweep_random_atomic(
+    system: &mut dyn MemorySystem,
+    kind: MemoryKind,
+    curve: &RandomAccessCurve,
+) -> Result<Vec<RandomAccessPoint>, BackendError> {
+    let mut regions: Vec<u64> = curve.points.iter().map(|p| p.region_bytes).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    let mut points = Vec::new();
+    for region in regions {
+        match system.random_atomic(kind, region) {
+            Ok(Some(atomics_per_second)) => points.push(RandomAccessPoint {
+                region_bytes: region,
+                reads_per_second: atomics_per_second,
+            }),
+            Ok(None) => break,
+            Err(BackendError::Allocation { .. }) if !points.is_empty() => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(points)
 }
 
 /// The cost of drawing and skipping a position relative to the fastest random read of
@@ -163,10 +194,13 @@ mod tests {
         assert_eq!(random_access_knee(&p), Some(8));
     }
 
-    /// Reads per second falling with region size; draws at a fixed rate, or failing.
+    /// Reads per second falling with region size; draws at a fixed rate, or failing;
+    /// atomics at a third of the read rate, up to a region where they fail.
     struct Fake {
         draws: Result<Option<f64>, BackendError>,
         draw_regions: Vec<u64>,
+        atomics: Option<(u64, BackendError)>,
+        atomic_regions: Vec<u64>,
     }
 
     impl MemorySystem for Fake {
@@ -206,13 +240,30 @@ mod tests {
             self.draw_regions.push(region);
             self.draws.clone()
         }
+        fn random_atomic(
+            &mut self,
+            kind: MemoryKind,
+            region: u64,
+        ) -> Result<Option<f64>, BackendError> {
+            self.atomic_regions.push(region);
+            match &self.atomics {
+                Some((from, e)) if region >= *from => Err(e.clone()),
+                _ => Ok(Some(self.random_access(kind, region)? / 3.0)),
+            }
+        }
+    }
+
+    fn fake(draws: Result<Option<f64>, BackendError>) -> Fake {
+        Fake {
+            draws,
+            draw_regions: Vec::new(),
+            atomics: None,
+            atomic_regions: Vec::new(),
+        }
     }
 
     fn sweep(draws: Result<Option<f64>, BackendError>) -> (RandomAccessCurve, Vec<u64>) {
-        let mut fake = Fake {
-            draws,
-            draw_regions: Vec::new(),
-        };
+        let mut fake = fake(draws);
         let curve = sweep_random_access(
             &mut fake,
             MemoryKind::Device,
@@ -253,6 +304,65 @@ mod tests {
         assert!(!curve.points.is_empty());
         let (curve, _) = sweep(Ok(Some(0.0)));
         assert_eq!(curve.draw_cost_relative, None);
+    }
+
+    #[test]
+    fn atomics_are_measured_once_at_each_region_of_the_curve() {
+        let mut f = fake(Ok(None));
+        let mut curve = sweep_random_access(
+            &mut f,
+            MemoryKind::Device,
+            &ProbeOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        // Rechecked regions appear more than once in the curve.
+        curve.points.push(curve.points[0]);
+        let atomics = sweep_random_atomic(&mut f, MemoryKind::Device, &curve).unwrap();
+        let mut regions: Vec<u64> = curve.points.iter().map(|p| p.region_bytes).collect();
+        regions.sort_unstable();
+        regions.dedup();
+        assert_eq!(f.atomic_regions, regions);
+        assert_eq!(
+            atomics.iter().map(|p| p.region_bytes).collect::<Vec<_>>(),
+            regions
+        );
+        for p in &atomics {
+            let read = f.random_access(MemoryKind::Device, p.region_bytes).unwrap();
+            assert!((p.reads_per_second - read / 3.0).abs() < 1e-3, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn atomics_end_at_the_first_region_that_cannot_be_allocated() {
+        let mut f = fake(Ok(None));
+        let curve = sweep_random_access(
+            &mut f,
+            MemoryKind::Device,
+            &ProbeOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let allocation = BackendError::Allocation {
+            kind: MemoryKind::Device,
+            bytes: MIN_REGION * 4,
+            message: "out of memory".into(),
+        };
+        f.atomics = Some((MIN_REGION * 4, allocation.clone()));
+        let atomics = sweep_random_atomic(&mut f, MemoryKind::Device, &curve).unwrap();
+        let regions: Vec<u64> = atomics.iter().map(|p| p.region_bytes).collect();
+        assert_eq!(regions, vec![MIN_REGION, MIN_REGION * 2]);
+        // Not even the smallest region: an error, not an empty curve.
+        f.atomics = Some((MIN_REGION, allocation));
+        assert!(sweep_random_atomic(&mut f, MemoryKind::Device, &curve).is_err());
+        // A failed check is an error at any region.
+        f.atomics = Some((
+            MIN_REGION * 4,
+            BackendError::Launch {
+                message: "the words sum to 1, not 2".into(),
+            },
+        ));
+        assert!(sweep_random_atomic(&mut f, MemoryKind::Device, &curve).is_err());
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! passes read instead.
 
 use super::error::{fits_in_memory, PlanError};
+use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{self, Split, MIN_GAIN};
-use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
+use super::read_cost::{fastest_reads_per_second, DrawCost};
 use super::translation::Translation;
 use super::units::bytes;
 use crate::profile::{MemoryKind, Profile};
@@ -75,22 +76,56 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         reasons,
     };
 
+    let repeats = workload.input_bytes.map(|b| {
+        let keys = (b / KEY_BYTES as u64).max(1);
+        // No more groups than keys, nor than half the buckets (fill factor at most 0.5).
+        let groups = keys.min(table / BUCKET_BYTES / 2);
+        Repeats::new(keys, groups, profile.device.sm_count)
+    });
+    let insert = translation
+        .curve
+        .and_then(|c| Some((c, InsertCost::of(c, table, repeats)?)));
+    // Where inserts are priced as atomics, the atomic curve's falls are boundaries too.
+    let atomic_falls = insert
+        .as_ref()
+        .map(|(c, i)| i.falls_below(c, table))
+        .unwrap_or_default();
+    let atomic_boundaries = || {
+        let falls: Vec<String> = atomic_falls
+            .iter()
+            .map(|&(at, ratio)| {
+                format!(
+                    "atomic fall at {} ({ratio:.2}x slower beyond it)",
+                    bytes(at)
+                )
+            })
+            .collect();
+        falls.join(", ")
+    };
     match translation.boundaries_below(table, "table") {
-        Ok(boundaries) => reasons.push(boundaries),
+        Ok(boundaries) if atomic_falls.is_empty() => reasons.push(boundaries),
+        Ok(boundaries) => reasons.push(format!("{boundaries}, {}", atomic_boundaries())),
+        Err(_) if !atomic_falls.is_empty() => reasons.push(format!(
+            "below the table ({}): {}",
+            bytes(table),
+            atomic_boundaries()
+        )),
         Err(why) => {
             reasons.push(why);
             return Ok(unscoped(reasons));
         }
     }
 
-    let cost = translation.curve.and_then(ReadCost::from_curve);
-    let (Some(cost), Some(hit_reads_per_second)) = (cost, fastest_reads_per_second(profile)) else {
+    let (Some((curve, cost)), Some(hit_reads_per_second)) =
+        (insert, fastest_reads_per_second(profile))
+    else {
         reasons.push(format!(
             "no usable random-access curve for {} memory: the inserts' misses cannot be weighed against re-reading the input, not scoped; run `cargo tune`",
             workload.table_memory
         ));
         return Ok(unscoped(reasons));
     };
+    reasons.push(cost.describe(workload.table_memory, curve));
 
     let input = input_rate(profile, workload.input_memory);
     let device = device_rate(profile);
@@ -103,8 +138,9 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         device.source
     ));
 
-    // Seconds per input key of what differs between plans; the rest of an insert (hashing,
-    // probing, atomics) is the same in every plan and left out.
+    // Seconds per input key of what differs between plans: reading the key, its insert's
+    // table access (`cost`, by the scope's size) and the passes' overhead. Hashing and
+    // probing are the same in every plan and left out.
     let read_input = KEY_BYTES / input.bytes_per_second;
     let move_on_device = KEY_BYTES / device.bytes_per_second;
     let draw = DrawCost::of(translation.curve, 1.0 / hit_reads_per_second);
@@ -169,12 +205,21 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         ));
         return Ok(unscoped(reasons));
     };
+    let mut effect = translation.effect_of_scope(table, split.scope_bytes);
+    for &(at, _) in &atomic_falls {
+        let side = if split.scope_bytes <= at {
+            "within"
+        } else {
+            "beyond"
+        };
+        effect += &format!(", {side} the atomic fall at {}", bytes(at));
+    }
     reasons.push(format!(
         "{}, {} passes of {}: {}",
         approach.as_str(),
         split.passes,
         bytes(split.scope_bytes),
-        translation.effect_of_scope(table, split.scope_bytes)
+        effect.trim_start_matches(", ")
     ));
     Ok(GroupingPlan {
         scope_bytes: split.scope_bytes,

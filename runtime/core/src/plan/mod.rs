@@ -15,6 +15,7 @@
 
 mod error;
 pub mod grouping;
+mod insert_cost;
 mod passes;
 mod read_cost;
 pub mod sampling;

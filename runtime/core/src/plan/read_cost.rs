@@ -5,7 +5,7 @@
 //! understates the fall wherever misses also throttle throughput: seed 000 measured a 4.3x
 //! slowdown on the P100 (§2.3) where Table 2's latencies add up to 1.4x.
 
-use crate::profile::{Profile, RandomAccessCurve, TlbKind};
+use crate::profile::{Profile, RandomAccessCurve, RandomAccessPoint, TlbKind};
 
 pub(crate) enum ReadCost {
     /// `(log2 region, seconds per read)`, sorted by region, repeats merged by their median.
@@ -23,8 +23,14 @@ pub(crate) enum ReadCost {
 impl ReadCost {
     /// `None` when the curve has fewer than two regions with a positive throughput.
     pub(crate) fn from_curve(curve: &RandomAccessCurve) -> Option<ReadCost> {
-        let mut points: Vec<(u64, f64)> = curve
-            .points
+        ReadCost::from_points(&curve.points)
+    }
+
+    /// The cost of one operation from `(region, operations per second)` points: the read
+    /// curve's, or its atomic points (an atomic update for each "read"). `None` with fewer
+    /// than two regions of positive throughput.
+    pub(crate) fn from_points(points: &[RandomAccessPoint]) -> Option<ReadCost> {
+        let mut points: Vec<(u64, f64)> = points
             .iter()
             .filter(|p| p.region_bytes > 0 && p.reads_per_second > 0.0)
             .map(|p| (p.region_bytes, p.reads_per_second))
@@ -159,7 +165,7 @@ pub(crate) fn fastest_reads_per_second(profile: &Profile) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{RandomAccessPoint, TlbLevel};
+    use crate::profile::TlbLevel;
 
     fn curve(points: &[(u64, f64)]) -> RandomAccessCurve {
         RandomAccessCurve {
@@ -172,6 +178,7 @@ mod tests {
                 .collect(),
             knee_bytes: None,
             draw_cost_relative: None,
+            atomic_points: vec![],
         }
     }
 

@@ -2,7 +2,9 @@
 //! and its random-access curve, where they put boundaries, and how to say so.
 
 use super::units::bytes;
-use crate::profile::{MemoryKind, Profile, RandomAccessCurve, Section, TlbKind, TlbLevel};
+use crate::profile::{
+    MemoryKind, Profile, RandomAccessCurve, RandomAccessPoint, Section, TlbKind, TlbLevel,
+};
 
 /// Scopes are whole multiples of this when no TLB level gives a page size: the smallest
 /// page any memory kind uses (4 KiB host pages).
@@ -183,8 +185,12 @@ impl<'a> Translation<'a> {
 /// that much, a window of two steps that does counts once, at its start (a gradual slope
 /// over a cache's capacity). Windows overlapping a fall already found are not counted again.
 pub(crate) fn curve_falls(curve: &RandomAccessCurve) -> Vec<(u64, f64)> {
-    let mut sorted: Vec<(u64, f64)> = curve
-        .points
+    point_falls(&curve.points)
+}
+
+/// [`curve_falls`] of any `(region, operations per second)` points, e.g. a curve's atomics.
+pub(crate) fn point_falls(points: &[RandomAccessPoint]) -> Vec<(u64, f64)> {
+    let mut sorted: Vec<(u64, f64)> = points
         .iter()
         .filter(|p| p.region_bytes > 0 && p.reads_per_second > 0.0)
         .map(|p| (p.region_bytes, p.reads_per_second))
@@ -247,7 +253,6 @@ fn describe_level(l: &TlbLevel) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::RandomAccessPoint;
 
     fn curve(points: &[(u64, f64)]) -> RandomAccessCurve {
         RandomAccessCurve {
@@ -260,6 +265,7 @@ mod tests {
                 .collect(),
             knee_bytes: None,
             draw_cost_relative: None,
+            atomic_points: vec![],
         }
     }
 
