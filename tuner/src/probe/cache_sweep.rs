@@ -2,7 +2,8 @@
 //! the inference of each level (seed 002, sections III.B and IV.J).
 //!
 //! Per path, designed for a GPU where a chase costs its warm-up walk plus at most
-//! `TIMED_LOADS_CAP` timed loads, a ring of at most `max_chase_elements` (65536) elements:
+//! `TIMED_LOADS_CAP` timed loads, a ring of at most 65536 elements (2^20 on the L2 path where
+//! the backend allows it, `L2_SWEEP_ELEMENTS`):
 //!
 //! 1. A coarse latency-against-footprint curve, four footprints per octave (two quick) from
 //!    128 B, at a 32 B stride while the ring allows it and the smallest power of two that
@@ -11,14 +12,22 @@
 //!    bound. Each rise is re-measured at one stride on both sides (a stride that grows
 //!    lifts a plateau of mixed hits without a level). Steps are found by the TLB probe's robust
 //!    segmentation, so a spike makes no level.
-//! 2. Each step's size: bisection at the step's stride down to one stride, then the Fig. 4
-//!    ramp sampled past it and fitted (latency is linear in 1/footprint there): its start
-//!    is the size (snapped, see `infer_cache::snap_size`), its end gives the ways where the
-//!    whole ring was timed.
+//!    Rings longer than 2^18 elements at 32 B use a 128 B stride (NVIDIA's line), a
+//!    quarter of the loads. Rises below 10% are no level (an H200's L2 path rises 9% at
+//!    256 B with no cache behind it).
+//! 2. Each step's size: first the stride for it, the line found as in step 4 past the step
+//!    (a stride below the line shows only `stride / line` of the rise, so noise would move
+//!    the fit that much more), with both plateaus re-measured there; then bisection at that
+//!    stride down to one stride, then the Fig. 4 ramp sampled past it and fitted (latency
+//!    is linear in 1/footprint there): its start is the size (snapped, see
+//!    `infer_cache::snap_size`), its end gives the ways where the whole ring was timed.
+//!    Rings of more than 2^18 elements skip the stride and the ramp: bisection to 0.5%
+//!    (quick: 1%), snapped.
 //! 3. Each level's hit latency at the middle of its plateau, with a stride of at least the
-//!    faster levels' lines so every load misses them; the latency past the last level the
-//!    same way (DRAM on the data paths).
-//! 4. The line: latency against stride just past the level, from 8 B up (Wong).
+//!    faster levels' lines (128 B where one is unknown) so every load misses them; the
+//!    latency past the last level the same way (DRAM on the data paths).
+//! 4. The line: latency against stride just past the level, from 8 B up (Wong; past a
+//!    level that needs long rings from 64 B up, so 128 B lines still show).
 //! 5. The ways: `k` elements spaced by exactly the size (all in one set where set = line
 //!    mod sets), `k = 1, 2, ...`: the latency jumps at `k = ways + 1`. Where that is not
 //!    clean (hashed sets, non-LRU) and the Fig. 4 ramp gave none either: unknown.
@@ -39,11 +48,38 @@ use memtune_core::profile::{
 
 /// The smallest stride of the footprint sweeps: the smallest line (sector) of NVIDIA caches.
 const SWEEP_STRIDE: u64 = 32;
+/// The sweeps' smallest stride for rings longer than `LONG_ELEMENTS` at 32 B: the line of
+/// NVIDIA's L1 and L2.
+const LONG_STRIDE: u64 = 128;
 /// The smallest stride of the line test: one pointer.
 const LINE_MIN_STRIDE: u64 = 8;
 const LINE_MAX_STRIDE: u64 = 1024;
+/// The largest stride the ramp is measured at (the largest line of NVIDIA caches).
+const RAMP_MAX_STRIDE: u64 = 256;
 /// The longest ring the sweeps walk, whatever the backend allows (cost).
 const SWEEP_ELEMENTS: u64 = 65536;
+/// The L2 path's longest ring, where the backend allows it: a cache shows its size only
+/// once the ring has more lines than it holds, and an H200's L2 holds about 470 000 lines of
+/// 128 B (with 65536 elements its curve stayed flat to 256 MiB). A walk of 2^20 loads
+/// costs about 0.3 s there, so the L2 sweep is the probe's most expensive part.
+const L2_SWEEP_ELEMENTS: u64 = 1 << 20;
+/// The smallest rise that makes a level: an H200's L2 path rises 9% at 256-512 B, with no
+/// cache behind it that a stride or same-set chase could find; every cache level seen
+/// (and Wong's) rises by far more.
+const MIN_LEVEL_RISE: f64 = 0.10;
+/// Rings longer than this count as long for the bisection below (an H200's L2 partitions
+/// take 450 000 elements and more).
+const LONG_ELEMENTS: u64 = 1 << 18;
+/// Bisection of a long ring's step stops at this relative width (quick: twice), and the
+/// ramp is not fitted: each of its points costs a walk of up to 2^20 loads. Half a percent
+/// still snaps to the size (`snap_size`'s grain is 1/64 of the leading power of two).
+const LONG_BISECTION: f64 = 0.005;
+/// The line test's longest ring (quick: the sweep's): a stride below the line of a cache of
+/// tens of megabytes needs millions of elements.
+const LINE_ELEMENTS: u64 = 1 << 21;
+/// Rings longer than this are measured once (their mean over thousands of loads is stable
+/// on a GPU, and they are expensive).
+const CHEAP_ELEMENTS: u64 = 65536;
 const FIRST_FOOTPRINT: u64 = 128;
 /// Repeats of the first footprint, for the noise estimate.
 const CALIBRATION_REPEATS: usize = 32;
@@ -157,10 +193,27 @@ impl PathProbe<'_> {
     /// The stride the sweeps use at `footprint`: 32 B, or the smallest power of two that
     /// keeps the ring within `SWEEP_ELEMENTS` (and the backend's limit).
     fn sweep_stride(&self, footprint: u64) -> u64 {
+        // Long rings at NVIDIA's 128 B line where the ring allows: a quarter of the loads
+        // of 32 B, and the same capacity (a stride up to the line sees every line).
+        let smallest = if footprint / SWEEP_STRIDE > LONG_ELEMENTS {
+            LONG_STRIDE
+        } else {
+            SWEEP_STRIDE
+        };
         footprint
             .div_ceil(self.ring_cap())
             .next_power_of_two()
-            .max(SWEEP_STRIDE)
+            .max(smallest)
+    }
+
+    /// Repeats of a measurement that sets a value, `wanted` where the ring is cheap, three
+    /// (a median that a spike does not move) where it is long.
+    fn repeats_of(&self, stride: u64, footprint: u64, wanted: usize) -> usize {
+        if footprint / stride > CHEAP_ELEMENTS {
+            wanted.min(3)
+        } else {
+            wanted
+        }
     }
 
     /// A step re-measured at one stride on both sides: `(stride, below, above)`, or `None`
@@ -177,16 +230,29 @@ impl PathProbe<'_> {
             return Ok(decision);
         }
         let stride = self.sweep_stride(key.1);
-        let below = self.median_of(stride, key.0, REPEATS)?;
-        let above = self.median_of(stride, key.1, REPEATS)?;
-        let decision =
-            (above - below >= (6.0 * noise).max(0.02) * below).then_some((stride, below, above));
+        // Long rings once: a GPU's mean over their loads is stable, and the rise of a
+        // level is far above the noise.
+        let once = |f: u64| {
+            if f / stride > LONG_ELEMENTS {
+                1
+            } else {
+                REPEATS
+            }
+        };
+        let below = self.median_of(stride, key.0, once(key.0))?;
+        let above = self.median_of(stride, key.1, once(key.1))?;
+        let decision = (above - below >= (6.0 * noise).max(MIN_LEVEL_RISE) * below)
+            .then_some((stride, below, above));
         self.validations.push((key, decision));
         Ok(decision)
     }
 
     fn ring_cap(&self) -> u64 {
-        SWEEP_ELEMENTS.min(self.max_elements).max(1)
+        let cap = match self.path {
+            LoadPath::L2 => L2_SWEEP_ELEMENTS,
+            LoadPath::L1 | LoadPath::Constant => SWEEP_ELEMENTS,
+        };
+        cap.min(self.max_elements).max(1)
     }
 
     fn chase(&mut self, stride: u64, footprint: u64) -> Result<f64, BackendError> {
@@ -244,6 +310,14 @@ impl PathProbe<'_> {
             if footprint > self.bound {
                 break;
             }
+            // Long rings: two points an octave (each costs up to a second).
+            if per_octave == 4
+                && j % 2 == 1
+                && footprint / self.sweep_stride(footprint) > LONG_ELEMENTS
+            {
+                j += 1;
+                continue;
+            }
             self.sweep_point(footprint, 1)?;
             j += 1;
             if j / per_octave == checked_octave {
@@ -270,13 +344,19 @@ impl PathProbe<'_> {
             }
         }
         // 2. Sizes, of the steps that are real.
-        let mut found: Vec<Found> = Vec::new();
+        let mut real = Vec::new();
         for step in footprint_steps(&self.sweep, noise) {
-            if let Some((stride, below, above)) = self.validated(&step, noise)? {
-                found.push(self.size_of(step.lo, step.hi, stride, below, above, noise)?);
-                if first_only {
-                    break;
-                }
+            if let Some(v) = self.validated(&step, noise)? {
+                real.push((step, v));
+            }
+        }
+        let mut found: Vec<Found> = Vec::new();
+        for (i, (step, (stride, below, above))) in real.iter().enumerate() {
+            let next = real.get(i + 1).map_or(self.bound, |(s, _)| s.lo);
+            let span = (step.lo, step.hi.max(step.top), next);
+            found.push(self.size_of(span, *stride, *below, *above, noise)?);
+            if first_only {
+                break;
             }
         }
         // 5 first: the ways tell where each ramp ends (size * (ways + 1) / ways).
@@ -307,13 +387,17 @@ impl PathProbe<'_> {
             } else {
                 top / 2.0
             };
+            // An unknown line is taken as 128 B (NVIDIA's): a larger stride leaves lines out,
+            // and hashed sets then hold a larger footprint (an H200's far L2 partition,
+            // measured at 256 B, showed the near one's 281 cycles).
             let stride = lines
                 .iter()
-                .map(|l| l.unwrap_or(256))
+                .map(|l| l.unwrap_or(LONG_STRIDE))
                 .max()
                 .unwrap_or(1)
                 .max(self.sweep_stride(middle as u64));
-            let hit = self.median_of(stride, middle as u64, HIT_REPEATS)?;
+            let repeats = self.repeats_of(stride, middle as u64, HIT_REPEATS);
+            let hit = self.median_of(stride, middle as u64, repeats)?;
             let line = self.line_of(i, &found, hit)?;
             lines.push(line);
             levels.push(CacheLevel {
@@ -335,11 +419,12 @@ impl PathProbe<'_> {
                     .min(self.bound);
                 let stride = lines
                     .iter()
-                    .map(|l| l.unwrap_or(256))
+                    .map(|l| l.unwrap_or(LONG_STRIDE))
                     .max()
                     .unwrap_or(1)
                     .max(self.sweep_stride(footprint));
-                self.median_of(stride, footprint, HIT_REPEATS)?
+                let repeats = self.repeats_of(stride, footprint, HIT_REPEATS);
+                self.median_of(stride, footprint, repeats)?
             }
             None => {
                 let tail: Vec<f64> = medians_by(&self.sweep, |p| p.footprint_bytes)
@@ -380,21 +465,69 @@ impl PathProbe<'_> {
         Ok(median(&ys))
     }
 
+    /// The stride for the bisection and the ramp, with the plateaus re-measured at it: the
+    /// line (the largest stride that still sees every byte of the footprint), found as in
+    /// step 4 past the step, or the sweep's `stride` where that shows nothing. At a stride
+    /// below the line only the first load of each line misses, so the rise is `stride / line`
+    /// of its full height and noise moves the fitted size by as much more (an L2 of 128 B
+    /// lines seen at 32 B: four times). A stride above the line would not do: on hashed sets
+    /// the cache then holds `stride / line` times the footprint.
+    fn ramp_stride(
+        &mut self,
+        span: (u64, u64, u64),
+        stride: u64,
+        below: f64,
+        above: f64,
+    ) -> Result<Remeasured, BackendError> {
+        let (lo, hi, next) = span;
+        // Past any ramp (a way is at most the size), short of the next level.
+        let past = (2 * hi).min(next).max(hi);
+        let mut by_stride = Vec::new();
+        let mut s = stride.max(past.div_ceil(self.ring_cap()).next_power_of_two());
+        while s <= RAMP_MAX_STRIDE && past / s >= 8 {
+            by_stride.push((s, self.median_of(s, past, REPEATS)?));
+            s *= 2;
+        }
+        let Some(line) = line_from_strides(&by_stride, below) else {
+            return Ok((stride, below, above));
+        };
+        // The fit is pinned by these two: repeated more than the points between.
+        let repeats = match lo / line {
+            n if n <= TIMED_LOADS_CAP => RAMP_REPEATS,
+            n if n <= CHEAP_ELEMENTS => REPEATS,
+            _ => 1,
+        };
+        Ok((
+            line,
+            self.median_of(line, lo, repeats)?,
+            self.median_of(line, past, repeats)?,
+        ))
+    }
+
     /// Step 2: the size of the level whose rise lies between footprints `lo` and `hi`.
+    /// `span`: the step's last footprint below the rise, its first at the top, and the next
+    /// step's last below (or the bound).
     fn size_of(
         &mut self,
-        lo: u64,
-        hi: u64,
+        span: (u64, u64, u64),
         stride: u64,
         below: f64,
         above: f64,
         noise: f64,
     ) -> Result<Found, BackendError> {
+        let (lo, hi, _) = span;
+        let long = lo / stride > LONG_ELEMENTS;
+        let (stride, below, above) = if long {
+            (stride, below, above)
+        } else {
+            self.ramp_stride(span, stride, below, above)?
+        };
         // Five standard deviations: a small cache's first overflowing set shows.
         let threshold = below * (1.0 + 5.0 * noise);
         // Bisection on multiples of the stride: `low` stays below the threshold.
         let (mut low, mut high) = (lo / stride * stride, hi.div_ceil(stride) * stride);
-        while high - low > stride {
+        let width = if self.quick { 2.0 } else { 1.0 } * LONG_BISECTION;
+        while high - low > stride && !(long && (high - low) as f64 <= width * low as f64) {
             let mid = (low + (high - low) / 2) / stride * stride;
             let mid = mid.clamp(low + stride, high - stride);
             let repeats = self.repeats_for(mid / stride);
@@ -413,6 +546,16 @@ impl PathProbe<'_> {
             } else {
                 low = mid;
             }
+        }
+        if long {
+            let size = snap_size((low + high) as f64 / 2.0, stride);
+            return Ok(Found {
+                size,
+                end: 2.0 * size as f64,
+                below,
+                above,
+                ways_from_ramp: None,
+            });
         }
         // The ramp around `low`: linear offsets either side, then doubling ones. A ramp is
         // at most a way (1/ways of the size) long, and no longer than the timed window of
@@ -488,16 +631,30 @@ impl PathProbe<'_> {
             footprint = footprint.min(next.size * 9 / 10);
         }
         footprint = footprint.min(self.bound);
-        let smallest = footprint
-            .div_ceil(self.max_elements.max(1))
-            .next_power_of_two()
-            .max(LINE_MIN_STRIDE);
+        let cap = if self.quick {
+            self.ring_cap()
+        } else {
+            self.max_elements.min(LINE_ELEMENTS).max(self.ring_cap())
+        };
+        // Past a long level, from half NVIDIA's line: a stride below the line shows it,
+        // and each halving doubles the cost of the longest ring.
+        let first = if footprint / SWEEP_STRIDE > LONG_ELEMENTS {
+            LONG_STRIDE / 2
+        } else {
+            LINE_MIN_STRIDE
+        };
+        let smallest = footprint.div_ceil(cap).next_power_of_two().max(first);
         let mut points = Vec::new();
         let mut stride = smallest;
         while stride <= LINE_MAX_STRIDE && footprint / stride >= 8 {
             let f = footprint / stride * stride;
-            // Always repeated: one spike at the smallest stride would hide the line.
-            for _ in 0..REPEATS {
+            // Repeated where cheap: one spike at the smallest stride would hide the line.
+            let repeats = if f / stride > CHEAP_ELEMENTS {
+                1
+            } else {
+                REPEATS
+            };
+            for _ in 0..repeats {
                 let y = self.chase(stride, f)?;
                 points.push(CachePoint {
                     footprint_bytes: f,

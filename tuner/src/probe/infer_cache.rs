@@ -155,8 +155,10 @@ pub(crate) fn fit_ramp(
 
 /// The size a fitted ramp start stands for: sizes are taken to be multiples of 1/64 of
 /// their leading power of two (384 B, 228 KiB, 25 MiB, 40 MiB all are) and of the stride.
+/// A start within half a grain below a power of two snaps to it (4 MiB fitted at 0.6%
+/// below is 4 MiB, not 127/128 of it).
 pub(crate) fn snap_size(start: f64, stride: u64) -> u64 {
-    let leading = start.max(1.0).log2().floor() as i32;
+    let leading = (start.max(1.0) * (1.0 + 1.0 / 128.0)).log2().floor() as i32;
     let grain = (2f64.powi(leading - 6) as u64).max(stride).max(1);
     ((start / grain as f64).round() as u64).max(1) * grain
 }
@@ -243,6 +245,8 @@ mod tests {
         assert_eq!(snap_size(25.0 * mib as f64 * 1.002, 1024), 25 * mib);
         assert_eq!(snap_size(228.0 * 1024.0 * 0.997, 32), 228 * 1024);
         assert_eq!(snap_size(2040.0, 32), 2048);
+        assert_eq!(snap_size(4.0 * mib as f64 * 0.994, 128), 4 * mib);
+        assert_eq!(snap_size(4.0 * mib as f64 * 0.990, 128), 4 * mib - 32768);
     }
 
     #[test]
