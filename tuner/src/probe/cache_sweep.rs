@@ -70,7 +70,7 @@ const MIN_LEVEL_RISE: f64 = 0.10;
 /// Rings longer than this count as long for the bisection below (an H200's L2 partitions
 /// take 450 000 elements and more).
 const LONG_ELEMENTS: u64 = 1 << 18;
-/// Bisection of a long ring's step stops at this relative width (quick: twice), and the
+/// Bisection of a long ring's step stops at this relative width (quick: 8%), and the
 /// ramp is not fitted: each of its points costs a walk of up to 2^20 loads. Half a percent
 /// still snaps to the size (`snap_size`'s grain is 1/64 of the leading power of two).
 const LONG_BISECTION: f64 = 0.005;
@@ -93,6 +93,9 @@ const PAST_LAST_RISE: u64 = 4;
 /// ...and not before this (but for the L1 path's first level): levels can be far apart
 /// (an L1 of 256 KiB, an L2 of 50 MiB), and a path may have no cache at all.
 const SPAN: u64 = 256 << 20;
+/// Quick mode: one octave past the last rise, and 128 MiB at least.
+const QUICK_PAST_LAST_RISE: u64 = 2;
+const QUICK_SPAN: u64 = 128 << 20;
 /// The same-set chase tries up to this many elements.
 const MAX_WAYS: u64 = 64;
 
@@ -247,6 +250,34 @@ impl PathProbe<'_> {
         Ok(decision)
     }
 
+    /// How far past the last rise the coarse sweep (and the latency beyond it) goes.
+    fn past_last_rise(&self) -> u64 {
+        if self.quick {
+            QUICK_PAST_LAST_RISE
+        } else {
+            PAST_LAST_RISE
+        }
+    }
+
+    /// The footprint the coarse sweep reaches at least.
+    fn span(&self) -> u64 {
+        if self.quick {
+            QUICK_SPAN
+        } else {
+            SPAN
+        }
+    }
+
+    /// Rings longer than this get a bisection without the ramp fit (quick: any ring past
+    /// the cheap ones; an H200's L2 levels are where a quick probe spent most of its time).
+    fn long_elements(&self) -> u64 {
+        if self.quick {
+            CHEAP_ELEMENTS
+        } else {
+            LONG_ELEMENTS
+        }
+    }
+
     fn ring_cap(&self) -> u64 {
         let cap = match self.path {
             LoadPath::L2 => L2_SWEEP_ELEMENTS,
@@ -332,12 +363,12 @@ impl PathProbe<'_> {
                 }
             }
             let past = |step: Option<&Step>| {
-                step.is_some_and(|s| footprint >= s.hi.saturating_mul(PAST_LAST_RISE))
+                step.is_some_and(|s| footprint >= s.hi.saturating_mul(self.past_last_rise()))
             };
             let done = if first_only {
-                past(real.first()) || footprint >= SPAN
+                past(real.first()) || footprint >= self.span()
             } else {
-                footprint >= SPAN && (real.is_empty() || past(real.last()))
+                footprint >= self.span() && (real.is_empty() || past(real.last()))
             };
             if done {
                 break;
@@ -415,7 +446,7 @@ impl PathProbe<'_> {
         let beyond_cycles = match found.last() {
             Some(last) => {
                 let footprint = ((last.end * 2.0) as u64)
-                    .max(last.size * PAST_LAST_RISE)
+                    .max(last.size * self.past_last_rise())
                     .min(self.bound);
                 let stride = lines
                     .iter()
@@ -516,7 +547,7 @@ impl PathProbe<'_> {
         noise: f64,
     ) -> Result<Found, BackendError> {
         let (lo, hi, _) = span;
-        let long = lo / stride > LONG_ELEMENTS;
+        let long = lo / stride > self.long_elements();
         let (stride, below, above) = if long {
             (stride, below, above)
         } else {
@@ -526,7 +557,7 @@ impl PathProbe<'_> {
         let threshold = below * (1.0 + 5.0 * noise);
         // Bisection on multiples of the stride: `low` stays below the threshold.
         let (mut low, mut high) = (lo / stride * stride, hi.div_ceil(stride) * stride);
-        let width = if self.quick { 2.0 } else { 1.0 } * LONG_BISECTION;
+        let width = if self.quick { 16.0 } else { 1.0 } * LONG_BISECTION;
         while high - low > stride && !(long && (high - low) as f64 <= width * low as f64) {
             let mid = (low + (high - low) / 2) / stride * stride;
             let mid = mid.clamp(low + stride, high - stride);
@@ -644,6 +675,12 @@ impl PathProbe<'_> {
             LINE_MIN_STRIDE
         };
         let smallest = footprint.div_ceil(cap).next_power_of_two().max(first);
+        if self.quick && footprint / smallest > CHEAP_ELEMENTS {
+            // Quick: a level that needs long rings keeps its line unknown (its rings cost
+            // most of a quick probe, and a stride test that cannot go below the line would
+            // answer wrong).
+            return Ok(None);
+        }
         let mut points = Vec::new();
         let mut stride = smallest;
         while stride <= LINE_MAX_STRIDE && footprint / stride >= 8 {
