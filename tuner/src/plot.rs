@@ -2,7 +2,8 @@
 //! inferred boundaries marked. No dependencies: the SVG is written by hand.
 
 use memtune_core::profile::{
-    CacheCurveKind, CacheHierarchy, CachePath, MemoryKind, RandomAccessCurve, TlbKind,
+    CacheCurveKind, CacheHierarchy, CachePath, MemoryKind, RandomAccessCurve, RandomAccessPoint,
+    TlbKind,
 };
 use std::fmt::Write;
 
@@ -234,17 +235,21 @@ pub fn tlb_chart(device: &str, kind: MemoryKind, tlb: &TlbKind) -> Chart {
 
 /// Random-sampling throughput against region size, the knee marked.
 pub fn random_access_chart(device: &str, kind: MemoryKind, curve: &RandomAccessCurve) -> Chart {
+    let series_of = |label: String, points: &[RandomAccessPoint]| Series {
+        label,
+        points: points
+            .iter()
+            .map(|p| (p.region_bytes as f64, p.reads_per_second))
+            .collect(),
+    };
+    let mut series = vec![series_of(format!("{kind} reads"), &curve.points)];
+    if !curve.atomic_points.is_empty() {
+        series.push(series_of(format!("{kind} atomicAdd"), &curve.atomic_points));
+    }
     Chart {
-        title: format!("{device}: random 4-byte reads, {kind} memory"),
-        y_label: "reads per second".to_string(),
-        series: vec![Series {
-            label: kind.to_string(),
-            points: curve
-                .points
-                .iter()
-                .map(|p| (p.region_bytes as f64, p.reads_per_second))
-                .collect(),
-        }],
+        title: format!("{device}: random 4-byte accesses, {kind} memory"),
+        y_label: "accesses per second".to_string(),
+        series,
         markers: curve
             .knee_bytes
             .map(|k| vec![(k as f64, format!("knee {}", size_label(k as f64)))])

@@ -96,6 +96,17 @@ pub fn profile(p: &Profile) -> String {
                     let _ = writeln!(s, "  no fall-off in the swept range");
                 }
             }
+            for (what, points) in [("reads", &r.points), ("atomicAdd", &r.atomic_points)] {
+                if let Some(line) = throughput_range(points) {
+                    let _ = writeln!(s, "  {what}: {line}");
+                }
+            }
+            if let Some(d) = r.draw_cost_relative {
+                let _ = writeln!(
+                    s,
+                    "  a drawn and skipped position costs {d:.3} of the fastest read"
+                );
+            }
         }
     }
     let _ = writeln!(s, "caches: {}", p.caches.status_line());
@@ -175,6 +186,21 @@ pub fn profile(p: &Profile) -> String {
     s
 }
 
+/// `fastest G/s (at region), largest region's G/s (at region)` of a throughput curve.
+fn throughput_range(points: &[memtune_core::profile::RandomAccessPoint]) -> Option<String> {
+    let best = points
+        .iter()
+        .max_by(|a, b| a.reads_per_second.total_cmp(&b.reads_per_second))?;
+    let last = points.iter().max_by_key(|p| p.region_bytes)?;
+    Some(format!(
+        "{:.1} G/s at best ({}), {:.1} G/s over {}",
+        best.reads_per_second / 1e9,
+        bytes(best.region_bytes),
+        last.reads_per_second / 1e9,
+        bytes(last.region_bytes)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +211,18 @@ mod tests {
         assert_eq!(bytes(3 << 30), "3 GiB");
         assert_eq!(bytes(1536), "1536 B");
         assert_eq!(bytes(0), "0 B");
+    }
+
+    #[test]
+    fn throughput_range_names_the_best_and_the_largest_region() {
+        let p = |mib: u64, gps: f64| memtune_core::profile::RandomAccessPoint {
+            region_bytes: mib << 20,
+            reads_per_second: gps * 1e9,
+        };
+        assert_eq!(throughput_range(&[]), None);
+        assert_eq!(
+            throughput_range(&[p(64, 35.0), p(16, 98.5), p(1024, 16.0)]).as_deref(),
+            Some("98.5 G/s at best (16 MiB), 16.0 G/s over 1 GiB")
+        );
     }
 }
