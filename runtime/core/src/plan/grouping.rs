@@ -145,10 +145,26 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
     let move_on_device = KEY_BYTES / device.bytes_per_second;
     let draw = DrawCost::of(translation.curve, 1.0 / hit_reads_per_second);
     let skip = draw.seconds;
-    let one_pass = read_input + cost.seconds(table);
+    // A pass that reads the input streams it while it inserts. With inserts priced from
+    // this GPU's measured atomics, it runs at the slower of the two: the host link and the
+    // GPU's memory and atomic units are separate resources, and memtune's kernels keep every
+    // warp's key loads coalesced (on an H200, 64 Mi keys from pinned memory took 5.3 ms
+    // whether the table was 64 MiB or 1 GiB; the 256 MiB read alone takes 5.0 ms). Priced
+    // as reads, an insert's cost is only a lower bound, and the two add up, as seed 000's
+    // P100 measurements (§6.2: unscoped 2.5x slower than its PCIe-bound copy) imply.
+    // Passes that only read the device buffer add up either way.
+    let overlap = |input: f64, inserts: f64| {
+        if cost.is_measured_atomic() {
+            input.max(inserts)
+        } else {
+            input + inserts
+        }
+    };
+    let one_pass = overlap(read_input, cost.seconds(table));
     let naive = |s: Split| {
         let p = f64::from(s.passes);
-        p * read_input + cost.seconds(s.scope_bytes) + (p - 1.0) * skip
+        let per_pass = (cost.seconds(s.scope_bytes) + (p - 1.0) * skip) / p;
+        p * overlap(read_input, per_pass)
     };
     let copy = |s: Split| {
         if !workload.buffer_fits(profile, s.passes) {
@@ -156,9 +172,9 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         }
         let p = f64::from(s.passes);
         let later = (p - 1.0) / p;
-        read_input
-            + cost.seconds(s.scope_bytes)
-            + later * move_on_device
+        let inserts = cost.seconds(s.scope_bytes);
+        overlap(read_input, inserts / p + later * move_on_device)
+            + inserts * later
             + (p - 1.0) * later * (move_on_device + skip)
     };
     let granule = translation.granule();

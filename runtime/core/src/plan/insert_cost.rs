@@ -79,6 +79,11 @@ impl InsertCost {
     /// With atomics: the curve at the scope's size (its updates spread over that many
     /// bytes), or, when slower, at the region whose words are updated as often as the
     /// pass's (see [`InsertCost::contention_region`]).
+    /// Whether inserts are priced from measured atomics (else as reads).
+    pub(crate) fn is_measured_atomic(&self) -> bool {
+        matches!(self.pricing, Pricing::Atomic(_))
+    }
+
     pub(crate) fn seconds(&self, scope: u64) -> f64 {
         match &self.pricing {
             Pricing::Read(read) => read.seconds(scope),
