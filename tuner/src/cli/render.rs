@@ -150,14 +150,25 @@ pub fn profile(p: &Profile) -> String {
     if let Section::Measured(t) = &p.shared_memory_staging {
         let _ = writeln!(
             s,
-            "  {:<5} {:>7} {:>13} {:>20} {:>20} {:>8}",
-            "dtype", "repeats", "grid", "best plain (ms)", "best staged (ms)", "benefit"
+            "  {:<5} {:>7} {:>13} {:>20} {:>20} {:>8} {:>23}",
+            "dtype",
+            "repeats",
+            "grid",
+            "best plain (ms)",
+            "best staged (ms)",
+            "benefit",
+            "best streaming (ms)"
         );
         let block = |b: [u32; 3]| format!("{}x{}x{}", b[0], b[1], b[2]);
         for e in &t.entries {
+            // Profiles written before streaming was measured have no such column.
+            let streaming = match (e.best_streaming_block, e.best_streaming_ms) {
+                (Some(b), Some(ms)) => format!("{:>14} {ms:>8.3}", block(b)),
+                _ => format!("{:>23}", "-"),
+            };
             let _ = writeln!(
                 s,
-                "  {:<5} {:>7} {:>13} {:>11} {:>8.3} {:>11} {:>8.3} {:>8.2}",
+                "  {:<5} {:>7} {:>13} {:>11} {:>8.3} {:>11} {:>8.3} {:>8.2} {streaming}",
                 e.dtype,
                 e.repeats,
                 block(e.grid),
