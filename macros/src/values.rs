@@ -4,6 +4,7 @@
 use crate::args::Args;
 use crate::emit;
 use crate::lookup;
+use memtune_core::profile::CachePath;
 use memtune_core::{Profile, TlbKind};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::quote;
@@ -27,10 +28,12 @@ enum Value {
     SharedPerSm,
     GlobalMemory,
     ComputeCapability,
+    MeasuredL1,
+    MeasuredL2,
 }
 
 /// Every value: its name, the keys it takes, and what it expands to when the macro fails.
-const VALUES: [(&str, Value, &[&str], &str); 14] = [
+const VALUES: [(&str, Value, &[&str], &str); 16] = [
     ("tlb_reach", Value::TlbReach, &["memory", "level"], "0u64"),
     ("tlb_page", Value::TlbPage, &["memory", "level"], "0u64"),
     (
@@ -85,6 +88,8 @@ const VALUES: [(&str, Value, &[&str], &str); 14] = [
         &[],
         "[0u32; 2]",
     ),
+    ("measured_l1_bytes", Value::MeasuredL1, &[], "0u64"),
+    ("measured_l2_bytes", Value::MeasuredL2, &[], "0u64"),
 ];
 
 pub fn profile_value(input: TokenStream) -> TokenStream {
@@ -181,6 +186,27 @@ fn read(profile: &Profile, value: Value, name: &Ident, args: &Args) -> Result<To
         Value::ComputeCapability => {
             let (major, minor) = (d.compute_capability.major, d.compute_capability.minor);
             Ok(quote!([#major, #minor]))
+        }
+        Value::MeasuredL1 | Value::MeasuredL2 => {
+            // The largest level of the path: L1 at the largest carveout, the whole L2.
+            let (path, what) = match value {
+                Value::MeasuredL1 => (CachePath::L1, "measured L1"),
+                _ => (CachePath::L2, "measured L2"),
+            };
+            let Some(caches) = profile.caches.measured() else {
+                let status = profile.caches.status_line();
+                return Err(lacks(format!("cache section ({status})")));
+            };
+            let largest = caches
+                .levels
+                .iter()
+                .filter(|l| l.path == path)
+                .map(|l| l.size_bytes)
+                .max();
+            match largest {
+                Some(bytes) => Ok(quote!(#bytes)),
+                None => Err(lacks(what.to_string())),
+            }
         }
         Value::TlbLevels => {
             let n = tlb(profile, args, &lacks)?.levels.len() as u32;
