@@ -27,3 +27,22 @@ pub use error::PlanError;
 pub use grouping::{Approach, GroupingPlan, GroupingWorkload};
 pub use sampling::{SamplingPlan, SamplingWorkload};
 pub use stencil::{Dtype, StencilPlan, StencilWorkload, Variant};
+
+/// A read curve of `(region_bytes, reads_per_second)` points, for the planners' unit tests.
+#[cfg(test)]
+pub(crate) fn test_curve(points: &[(u64, f64)]) -> crate::profile::RandomAccessCurve {
+    crate::profile::RandomAccessCurve {
+        points: points
+            .iter()
+            .map(
+                |&(region_bytes, reads_per_second)| crate::profile::RandomAccessPoint {
+                    region_bytes,
+                    reads_per_second,
+                },
+            )
+            .collect(),
+        knee_bytes: None,
+        draw_cost_relative: None,
+        atomic_points: vec![],
+    }
+}

@@ -165,22 +165,8 @@ pub(crate) fn fastest_reads_per_second(profile: &Profile) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::test_curve as curve;
     use crate::profile::TlbLevel;
-
-    fn curve(points: &[(u64, f64)]) -> RandomAccessCurve {
-        RandomAccessCurve {
-            points: points
-                .iter()
-                .map(|&(region_bytes, reads_per_second)| RandomAccessPoint {
-                    region_bytes,
-                    reads_per_second,
-                })
-                .collect(),
-            knee_bytes: None,
-            draw_cost_relative: None,
-            atomic_points: vec![],
-        }
-    }
 
     #[test]
     fn curve_interpolates_in_log_region_and_clamps_outside() {

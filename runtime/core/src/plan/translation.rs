@@ -253,21 +253,7 @@ fn describe_level(l: &TlbLevel) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn curve(points: &[(u64, f64)]) -> RandomAccessCurve {
-        RandomAccessCurve {
-            points: points
-                .iter()
-                .map(|&(region_bytes, reads_per_second)| RandomAccessPoint {
-                    region_bytes,
-                    reads_per_second,
-                })
-                .collect(),
-            knee_bytes: None,
-            draw_cost_relative: None,
-            atomic_points: vec![],
-        }
-    }
+    use crate::plan::test_curve as curve;
 
     #[test]
     fn falls_count_single_steps_and_two_step_windows_by_median() {
