@@ -45,36 +45,12 @@ extern "C" __global__ void memtune_random_sample(const unsigned int* __restrict_
     unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long x = seed ^ (t * 0x9e3779b97f4a7c15ull);
     unsigned int acc = 0;
+    // Unrolled as sampling.cu's loop (MEMTUNE_SAMPLING_UNROLL): the same reads in flight a
+    // thread, so the curve is the throughput the sampling kernel sees.
+#pragma unroll 8
     for (unsigned int r = 0; r < reads; ++r) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         acc += __ldcg(&data[__umul64hi(x, n_words)]);
-    }
-    atomicAdd(sum, (unsigned long long)acc);
-}
-
-// Draw: the generator and loop of memtune_random_sample, but data[pos] is read only when
-// scope_begin <= pos < scope_end, as a TLB-scoped pass does; every other position is drawn,
-// compared and skipped. With an empty scope (scope_begin == scope_end) nothing is read: the
-// kernel times the cost of drawing and skipping alone, and the sum it adds is zero.
-//   data, n_words, reads, seed, sum   as memtune_random_sample
-//   scope_begin, scope_end            the word range [scope_begin, scope_end) that is read
-extern "C" __global__ void memtune_random_draw(const unsigned int* __restrict__ data,
-                                               unsigned long long n_words,
-                                               unsigned int reads,
-                                               unsigned long long seed,
-                                               unsigned long long scope_begin,
-                                               unsigned long long scope_end,
-                                               unsigned long long* sum)
-{
-    unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long x = seed ^ (t * 0x9e3779b97f4a7c15ull);
-    unsigned int acc = 0;
-    for (unsigned int r = 0; r < reads; ++r) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        unsigned long long pos = __umul64hi(x, n_words);
-        if (pos >= scope_begin && pos < scope_end) {
-            acc += __ldcg(&data[pos]);
-        }
     }
     atomicAdd(sum, (unsigned long long)acc);
 }

@@ -19,11 +19,17 @@
 //                              block's cells plus a one-cell halo, loaded by the threads
 //                              on the tile's faces (the seed's Table 1). Blocks must be
 //                              exactly MEMTUNE_BX x MEMTUNE_BY x MEMTUNE_BZ.
-//   memtune_stencil_streaming  2.5-D: a (BX+2) x (BY+2) shared tile of the current plane
-//                              marches along z; each thread keeps its column's z-1 and
-//                              z+1 values in registers. Blocks must be exactly
-//                              MEMTUNE_BX x MEMTUNE_BY x 1.
-// Grid: x and y cover the volume in blocks, ceil(nx / blockDim.x) x ceil(ny / blockDim.y).
+//   memtune_stencil_streaming  2.5-D: each thread holds one 16-byte vector of x cells
+//                              (4 f32 or 2 f64) and marches it along z, its z-1 and z+1
+//                              vectors in registers and everything the next plane needs
+//                              loaded one plane ahead; y neighbours come from a
+//                              (BY+2) x BX shared plane of vectors, x neighbours from the
+//                              neighbouring lanes (lanes 0 and 31 load the cell beyond
+//                              the warp). Blocks must be exactly MEMTUNE_BX x MEMTUNE_BY
+//                              x 1 with MEMTUNE_BX a multiple of 32, and nx a multiple
+//                              of the vector's cells (16 bytes a row start).
+// Grid: x and y cover the volume in blocks, ceil(nx / blockDim.x) x ceil(ny / blockDim.y)
+// (streaming: ceil(nx / (blockDim.x * cells a vector)) along x).
 // z: plain and staged loop over z in steps of gridDim.z * blockDim.z, so gridDim.z = 1
 // is the seed's "3-D blocks in a 2-D grid" (Fig. 4) and gridDim.z = ceil(nz / blockDim.z)
 // one block per z slab; streaming splits z into gridDim.z contiguous chunks, one march
@@ -152,56 +158,112 @@ extern "C" __global__ void __launch_bounds__(MEMTUNE_BX * MEMTUNE_BY * MEMTUNE_B
     }
 }
 
+// 16 bytes of consecutive x cells, moved with one vector load or store: a warp of the
+// streaming kernel moves 512 bytes a load rather than 128 (f32), which is what it takes
+// to keep enough bytes in flight to approach the copy bandwidth.
+#define MEMTUNE_VEC ((unsigned int)(16 / sizeof(memtune_real)))
+
+struct __align__(16) memtune_vec {
+    memtune_real v[16 / sizeof(memtune_real)];
+};
+
+__device__ __forceinline__ memtune_vec memtune_load_vec(const memtune_real* p)
+{
+    return *reinterpret_cast<const memtune_vec*>(p);
+}
+
+// Lanes exchange x neighbours with shuffles, so a streaming block is whole warps along x.
+// Built for another block (the staged kernel's, say), this file has no streaming entry.
+#if MEMTUNE_BX % 32 == 0
 extern "C" __global__ void __launch_bounds__(MEMTUNE_BX * MEMTUNE_BY)
     memtune_stencil_streaming(const memtune_real* in, memtune_real* out,
                               memtune_stencil_params p)
 {
-    __shared__ memtune_real plane[MEMTUNE_BY + 2][MEMTUNE_BX + 2];
-    unsigned int tx = threadIdx.x, ty = threadIdx.y;
-    unsigned int x = blockIdx.x * MEMTUNE_BX + tx;
+    __shared__ memtune_vec plane[MEMTUNE_BY + 2][MEMTUNE_BX];
+    const memtune_vec zero = {};
+    unsigned int tx = threadIdx.x, ty = threadIdx.y, lane = tx & 31;
+    unsigned int x0 = (blockIdx.x * MEMTUNE_BX + tx) * MEMTUNE_VEC;
     unsigned int y = blockIdx.y * MEMTUNE_BY + ty;
     unsigned long long sy = p.nx;
     unsigned long long sz = sy * p.ny;
     unsigned long long chunk = ((unsigned long long)p.nz + gridDim.z - 1) / gridDim.z;
     unsigned long long z_begin = blockIdx.z * chunk;
     unsigned long long z_end = z_begin + chunk < p.nz ? z_begin + chunk : p.nz;
-    bool column = x < p.nx && y < p.ny;
-    bool interior_xy = column && x > 0 && x + 1 < p.nx && y > 0 && y + 1 < p.ny;
-    unsigned long long i = column ? ((z_begin * p.ny + y) * p.nx + x) : 0;
-    memtune_real below = 0, cur = 0, above = 0;
-    if (column && z_begin < z_end) {
-        cur = in[i];
-        if (z_begin > 0) below = in[i - sz];
+    // nx is a multiple of MEMTUNE_VEC, so a vector is either wholly inside or outside.
+    bool row = x0 < p.nx && y < p.ny;
+    // Loads beyond the tile: the rows below and above it (first and last thread rows), and
+    // the cells left and right of each warp's span (lanes 0 and 31).
+    bool load_ym = row && ty == 0 && y > 0;
+    bool load_yp = row && ty == MEMTUNE_BY - 1 && y + 1 < p.ny;
+    bool load_l = row && lane == 0 && x0 > 0;
+    bool load_r = row && lane == 31 && x0 + MEMTUNE_VEC < p.nx;
+    unsigned long long i = row ? (z_begin * p.ny + y) * p.nx + x0 : 0;
+    memtune_vec below = zero, cur = zero, above = zero, ym = zero, yp = zero;
+    memtune_real left_edge = 0, right_edge = 0;
+    if (row && z_begin < z_end) {
+        cur = memtune_load_vec(in + i);
+        if (z_begin > 0) below = memtune_load_vec(in + i - sz);
+        if (z_begin + 1 < p.nz) above = memtune_load_vec(in + i + sz);
+        if (load_ym) ym = memtune_load_vec(in + i - sy);
+        if (load_yp) yp = memtune_load_vec(in + i + sy);
+        if (load_l) left_edge = in[i - 1];
+        if (load_r) right_edge = in[i + MEMTUNE_VEC];
     }
-    // Block-uniform bounds: every thread reaches the barriers.
+    // Block-uniform bounds: every thread reaches the barriers and the shuffles.
     for (unsigned long long z = z_begin; z < z_end; ++z, i += sz) {
-        if (column && z + 1 < p.nz) above = in[i + sz];
-        if (column) plane[ty + 1][tx + 1] = cur;
-        if (interior_xy) {
-            if (tx == 0) plane[ty + 1][0] = in[i - 1];
-            if (tx == MEMTUNE_BX - 1) plane[ty + 1][MEMTUNE_BX + 1] = in[i + 1];
-            if (ty == 0) plane[0][tx + 1] = in[i - sy];
-            if (ty == MEMTUNE_BY - 1) plane[MEMTUNE_BY + 1][tx + 1] = in[i + sy];
+        // What plane z + 1 needs is loaded one plane ahead of its use.
+        memtune_vec next_above = zero, next_ym = zero, next_yp = zero;
+        memtune_real next_left = 0, next_right = 0;
+        if (row && z + 1 < z_end) {
+            unsigned long long j = i + sz;
+            if (z + 2 < p.nz) next_above = memtune_load_vec(in + j + sz);
+            if (load_ym) next_ym = memtune_load_vec(in + j - sy);
+            if (load_yp) next_yp = memtune_load_vec(in + j + sy);
+            if (load_l) next_left = in[j - 1];
+            if (load_r) next_right = in[j + MEMTUNE_VEC];
         }
+        plane[ty + 1][tx] = cur;
+        if (ty == 0) plane[0][tx] = ym;
+        if (ty == MEMTUNE_BY - 1) plane[MEMTUNE_BY + 1][tx] = yp;
         __syncthreads();
-        if (interior_xy && z > 0 && z + 1 < p.nz) {
-            memtune_real acc = 0;
+        memtune_real left = __shfl_up_sync(0xffffffffu, cur.v[MEMTUNE_VEC - 1], 1);
+        memtune_real right = __shfl_down_sync(0xffffffffu, cur.v[0], 1);
+        if (lane == 0) left = left_edge;
+        if (lane == 31) right = right_edge;
+        if (row) {
+            bool interior_yz = y > 0 && y + 1 < p.ny && z > 0 && z + 1 < p.nz;
+            memtune_vec acc = zero;
             for (unsigned int r = 0; r < p.repeats; ++r) {
                 memtune_reread();
-                memtune_real s = plane[ty + 1][tx] + plane[ty + 1][tx + 2];
-                s += plane[ty][tx + 1];
-                s += plane[ty + 2][tx + 1];
-                s += below;
-                s += above;
-                acc += s;
+                memtune_vec up = plane[ty][tx], down = plane[ty + 2][tx];
+#pragma unroll
+                for (unsigned int k = 0; k < MEMTUNE_VEC; ++k) {
+                    memtune_real s = (k == 0 ? left : cur.v[k - 1]) +
+                                     (k == MEMTUNE_VEC - 1 ? right : cur.v[k + 1]);
+                    s += up.v[k];
+                    s += down.v[k];
+                    s += below.v[k];
+                    s += above.v[k];
+                    acc.v[k] += s;
+                }
             }
-            out[i] = acc;
-        } else if (column) {
-            out[i] = cur;
+            memtune_vec o;
+#pragma unroll
+            for (unsigned int k = 0; k < MEMTUNE_VEC; ++k) {
+                unsigned int x = x0 + k;
+                o.v[k] = interior_yz && x > 0 && x + 1 < p.nx ? acc.v[k] : cur.v[k];
+            }
+            *reinterpret_cast<memtune_vec*>(out + i) = o;
         }
         // The next plane overwrites the tile.
         __syncthreads();
         below = cur;
         cur = above;
+        above = next_above;
+        ym = next_ym;
+        yp = next_yp;
+        left_edge = next_left;
+        right_edge = next_right;
     }
 }
+#endif

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use memtune_core::plan::grouping::BUCKET_BYTES;
 use memtune_core::plan::sampling::READ_BYTES;
+use memtune_core::plan::stencil::STREAMING_VECTOR_BYTES;
 use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan, Variant};
 use memtune_kernels::params::{
     scopes, GroupingParams, StencilParams, MEMTUNE_BX, MEMTUNE_BY, MEMTUNE_BZ,
@@ -126,8 +127,10 @@ pub(crate) fn grouping_blocks(n: u64, sm_count: u32) -> u32 {
 pub const GROUPING_BLOCK: u32 = MEMTUNE_GROUPING_BLOCK;
 
 /// Planes each block of the streaming stencil marches through (the last chunk may be
-/// shorter): `gridDim.z = ceil(nz / STREAMING_PLANES)`.
-pub const STREAMING_PLANES: u32 = 16;
+/// shorter): `gridDim.z = ceil(nz / STREAMING_PLANES)`. On an H200, 8 was the fastest
+/// chunk of 8-128 at 256³ and 512³ in f32 and f64 (`benchmarks/results/2026-11-22-h200-kernel-explore/`):
+/// enough blocks to fill the GPU, and the two extra planes a chunk starts with stay cheap.
+pub const STREAMING_PLANES: u32 = 8;
 
 /// Most blocks along a grid's y and z axes.
 const GRID_YZ_LIMIT: u64 = 65_535;
@@ -152,9 +155,10 @@ pub struct StencilLaunch {
 /// Checks a stencil's arguments and works out its launch: `input_len` cells of
 /// `elem_bytes` bytes forming `dims` (x fastest).
 ///
-/// Grid: x and y cover the volume, `ceil(n / block)`; z is `ceil(nz / block z)` (one
-/// block per slab) for plain and staged, `ceil(nz / STREAMING_PLANES)` chunks for
-/// streaming, both capped at 65 535 (the kernels loop over z, so a cap is still correct).
+/// Grid: x and y cover the volume, `ceil(n / block)` (streaming: `ceil(nx / (block x *
+/// cells a 16-byte vector holds))` along x); z is `ceil(nz / block z)` (one block per slab)
+/// for plain and staged, `ceil(nz / STREAMING_PLANES)` chunks for streaming, both capped
+/// at 65 535 (the kernels loop over z, so a cap is still correct).
 pub fn stencil_launch(
     dims: [u32; 3],
     input_len: usize,
@@ -207,6 +211,11 @@ pub fn stencil_launch(
                     "the streaming variant needs a one-plane block (z = 1)".into(),
                 ));
             }
+            if bx % 32 != 0 {
+                return Err(bad_block(
+                    "the streaming variant needs whole warps along x (x a multiple of 32)".into(),
+                ));
+            }
             (
                 memtune_kernels::stencil::STREAMING,
                 plan.block,
@@ -214,14 +223,34 @@ pub fn stencil_launch(
             )
         }
     };
-    let [tx, ty, tz] = block_defines.map(|b| u64::from(b) + 2);
-    let tile = elem_bytes * tx * ty * tz;
+    // Cells along x each thread covers: a 16-byte vector for streaming, one otherwise.
+    let cells_per_thread = if plan.variant == Variant::Streaming {
+        let cells = u64::from(STREAMING_VECTOR_BYTES) / elem_bytes.max(1);
+        if u64::from(dims[0]) % cells != 0 {
+            return Err(LaunchError::BadSize(format!(
+                "the streaming variant moves {cells} cells along x at a time: dims[0] = {} must be a multiple of {cells}; use the plain or staged variant",
+                dims[0]
+            )));
+        }
+        cells
+    } else {
+        1
+    };
+    let tile = match plan.variant {
+        Variant::Streaming => {
+            u64::from(STREAMING_VECTOR_BYTES) * u64::from(bx) * (u64::from(by) + 2)
+        }
+        _ => {
+            let [tx, ty, tz] = block_defines.map(|b| u64::from(b) + 2);
+            elem_bytes * tx * ty * tz
+        }
+    };
     if tile > TILE_LIMIT_BYTES {
         return Err(bad_block(format!(
             "its shared tile takes {tile} bytes, more than the {TILE_LIMIT_BYTES} the kernel allows"
         )));
     }
-    let grid_x = u64::from(dims[0].div_ceil(bx));
+    let grid_x = u64::from(dims[0]).div_ceil(u64::from(bx) * cells_per_thread);
     let grid_y = u64::from(dims[1].div_ceil(by));
     if grid_x > GRID_X_LIMIT || grid_y > GRID_YZ_LIMIT {
         return Err(bad_block(format!(
@@ -370,11 +399,44 @@ mod tests {
             &stencil_plan(Variant::Streaming, [32, 8, 1]),
             8,
         );
+        // Two f64 cells a thread along x; chunks of STREAMING_PLANES planes along z.
         assert!(
             streaming
                 .as_ref()
-                .is_ok_and(|l| l.grid == (2, 6, 3) && l.block_defines == [32, 8, 1]),
+                .is_ok_and(|l| l.grid == (1, 6, 5) && l.block_defines == [32, 8, 1]),
             "{streaming:?}"
         );
+        let f32_streaming = stencil_launch(
+            [256, 48, 40],
+            256 * 48 * 40,
+            1,
+            &stencil_plan(Variant::Streaming, [32, 4, 1]),
+            4,
+        );
+        assert!(
+            f32_streaming.as_ref().is_ok_and(|l| l.grid == (2, 12, 5)),
+            "{f32_streaming:?}"
+        );
+        assert!(matches!(
+            stencil_launch(
+                [64, 48, 40],
+                n,
+                1,
+                &stencil_plan(Variant::Streaming, [16, 8, 1]),
+                4
+            ),
+            Err(LaunchError::BadBlock { .. })
+        ));
+        // A row whose length is not a whole number of vectors cannot be streamed.
+        assert!(matches!(
+            stencil_launch(
+                [66, 48, 40],
+                66 * 48 * 40,
+                1,
+                &stencil_plan(Variant::Streaming, [32, 8, 1]),
+                4
+            ),
+            Err(LaunchError::BadSize(_))
+        ));
     }
 }

@@ -325,13 +325,19 @@ fn bench_grouping(
     note: &dyn Fn(&str),
 ) -> Result<Report, LaunchError> {
     let (free, _) = rt.memory_info()?;
-    let base_keys = sweep::grouping_keys(quick);
     let mut rows = Vec::new();
     let mut errors = Vec::new();
-    for &table in &sweep::grouping_table_sizes(free, quick) {
+    let device_tables = sweep::grouping_table_sizes(free, quick)
+        .into_iter()
+        .map(|t| (t, MemoryKind::Device, sweep::grouping_keys(quick)));
+    let pinned_tables = sweep::grouping_pinned_table_sizes(host_memory_bytes(), quick)
+        .into_iter()
+        .map(|t| (t, MemoryKind::Pinned, 0));
+    for (table, table_memory, base_keys) in device_tables.chain(pinned_tables) {
         let capacity = table / 8;
         // A table of `capacity` buckets holds capacity/2 groups at fill factor 0.5, and there
-        // are never more groups than keys: large tables need that many keys.
+        // are never more groups than keys: large tables need that many keys (pinned tables
+        // just that many, as their inserts cross the host link).
         let n_keys = base_keys.max(capacity / 2);
         let raw = random_words(n_keys as usize, 0x9e37);
         // Keys drawn from capacity/2 values: the fill factor stays at most 0.5.
@@ -341,7 +347,7 @@ fn bench_grouping(
             .map(|&k| ((u64::from(k) * range) >> 32) as u32)
             .collect();
         let case = format!(
-            "table {} (device), {} keys pinned",
+            "table {} ({table_memory}), {} keys pinned",
             sweep::bytes(table),
             n_keys
         );
@@ -355,7 +361,7 @@ fn bench_grouping(
         let input = rt.resident_words(MemoryKind::Pinned, n_keys, &keys)?;
         let w = GroupingWorkload {
             table_bytes: table,
-            table_memory: MemoryKind::Device,
+            table_memory,
             input_memory: MemoryKind::Pinned,
             input_bytes: Some(n_keys * 4),
         };
@@ -374,7 +380,7 @@ fn bench_grouping(
             sweep::grouping_sweep(table),
             sweep::grouping_label,
             |plan| {
-                let (d, t) = rt.time_grouping(&input, capacity, plan, MemoryKind::Device, RUNS)?;
+                let (d, t) = rt.time_grouping(&input, capacity, plan, table_memory, RUNS)?;
                 Ok((
                     format!("{} groups, {} keys, {:016x}", d.groups, d.keys, d.hash),
                     t,
@@ -534,24 +540,52 @@ fn print_report(r: &Report) {
     }
 }
 
-/// Time against size, one line per version.
+/// Which time of a row a chart line shows.
+type Pick = fn(&Row) -> f64;
+
+/// Time against size, one line per version and memory (sampling regions in device or
+/// pinned memory, grouping tables in device or pinned memory).
 fn chart(device: &str, r: &Report) -> Chart {
-    let line = |label: &str, pick: fn(&Row) -> f64| Series {
-        label: label.to_string(),
-        points: r
-            .rows
-            .iter()
-            .map(|x| (x.size_bytes as f64, pick(x)))
-            .collect(),
+    let memory = |case: &str| {
+        if case.contains("(pinned)") {
+            "pinned table"
+        } else if case.starts_with("pinned") {
+            "pinned"
+        } else if case.starts_with("device") {
+            "device"
+        } else {
+            ""
+        }
     };
+    let mut groups: Vec<&str> = r.rows.iter().map(|x| memory(&x.case)).collect();
+    groups.dedup();
+    let mut series = Vec::new();
+    for group in groups {
+        let versions: [(&str, Pick); 3] = [
+            ("untuned", |x| x.untuned.median_ms),
+            ("tuned", |x| x.tuned.median_ms),
+            ("exhaustive best", |x| x.best.median_ms),
+        ];
+        for (label, pick) in versions {
+            series.push(Series {
+                label: if group.is_empty() {
+                    label.to_string()
+                } else {
+                    format!("{label}, {group}")
+                },
+                points: r
+                    .rows
+                    .iter()
+                    .filter(|x| memory(&x.case) == group)
+                    .map(|x| (x.size_bytes as f64, pick(x)))
+                    .collect(),
+            });
+        }
+    }
     Chart {
         title: format!("{device}: {} benchmark", r.workload),
         y_label: "median ms".to_string(),
-        series: vec![
-            line("untuned", |x| x.untuned.median_ms),
-            line("tuned", |x| x.tuned.median_ms),
-            line("exhaustive best", |x| x.best.median_ms),
-        ],
+        series,
         markers: vec![],
     }
 }

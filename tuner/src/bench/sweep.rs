@@ -7,13 +7,17 @@ use serde::Serialize;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
-/// The smallest region, table or scope any sweep uses.
+/// The smallest region or table any sweep uses.
 pub const MIN_BYTES: u64 = 64 * MIB;
-/// Pass counts the exhaustive sweeps try (each capped so a scope stays >= [`MIN_BYTES`]).
+/// The smallest scope the sweeps try: scopes that fit the L2 pay too (an H200 ran a 64 MiB
+/// region 2x faster in four 16 MiB scopes, `2026-11-22-h200-kernel-explore/`).
+pub const MIN_SCOPE_BYTES: u64 = 16 * MIB;
+/// Pass counts the exhaustive sweeps try (each capped so a scope stays >= [`MIN_SCOPE_BYTES`]).
 pub const PASSES: [u32; 6] = [1, 2, 4, 8, 16, 32];
 /// Block shapes the stencil sweep tries, per variant where allowed.
-pub const STENCIL_BLOCKS: [[u32; 3]; 7] = [
+pub const STENCIL_BLOCKS: [[u32; 3]; 8] = [
     [32, 4, 2],
+    [32, 4, 1],
     [32, 8, 1],
     [64, 4, 1],
     [32, 4, 4],
@@ -106,6 +110,23 @@ pub fn grouping_table_sizes(free_bytes: u64, quick: bool) -> Vec<u64> {
     }
 }
 
+/// Grouping tables in pinned host memory, as a table too large for the device would be:
+/// 256 MiB and 1 GiB (quick: 64 MiB), those within a quarter of the host's memory. Their
+/// inserts are atomics across the host link (an H200 ran them at 0.39 G/s up to 256 MiB and
+/// 0.11 G/s at 1 GiB), so they stay small.
+pub fn grouping_pinned_table_sizes(host_bytes: u64, quick: bool) -> Vec<u64> {
+    let sizes: &[u64] = if quick {
+        &[64 * MIB]
+    } else {
+        &[256 * MIB, GIB]
+    };
+    sizes
+        .iter()
+        .copied()
+        .filter(|&t| t <= host_bytes / 4)
+        .collect()
+}
+
 /// Keys of the grouping input (in pinned memory), fixed so that the run stays short.
 pub fn grouping_keys(quick: bool) -> u64 {
     if quick {
@@ -127,13 +148,13 @@ pub fn stencil_cases(quick: bool) -> Vec<([u32; 3], u32)> {
     out
 }
 
-/// Pass counts of [`PASSES`] whose scopes of `total / passes` stay >= [`MIN_BYTES`]
+/// Pass counts of [`PASSES`] whose scopes of `total / passes` stay >= [`MIN_SCOPE_BYTES`]
 /// (always at least one pass).
 pub fn pass_counts(total: u64) -> Vec<u32> {
     PASSES
         .iter()
         .copied()
-        .filter(|&p| p == 1 || total / u64::from(p) >= MIN_BYTES)
+        .filter(|&p| p == 1 || total / u64::from(p) >= MIN_SCOPE_BYTES)
         .collect()
 }
 
@@ -541,10 +562,23 @@ mod tests {
     }
 
     #[test]
-    fn pass_counts_keep_scopes_at_least_64_mib() {
-        assert_eq!(pass_counts(64 * MIB), vec![1]);
-        assert_eq!(pass_counts(256 * MIB), vec![1, 2, 4]);
+    fn pass_counts_keep_scopes_at_least_16_mib() {
+        assert_eq!(pass_counts(16 * MIB), vec![1]);
+        assert_eq!(pass_counts(64 * MIB), vec![1, 2, 4]);
+        assert_eq!(pass_counts(256 * MIB), vec![1, 2, 4, 8, 16]);
         assert_eq!(pass_counts(64 * GIB), PASSES.to_vec());
+    }
+
+    #[test]
+    fn pinned_tables_stay_within_the_host() {
+        assert_eq!(
+            grouping_pinned_table_sizes(64 * GIB, false),
+            vec![256 * MIB, GIB]
+        );
+        assert_eq!(grouping_pinned_table_sizes(64 * GIB, true), vec![64 * MIB]);
+        assert_eq!(grouping_pinned_table_sizes(2 * GIB, false), vec![256 * MIB]);
+        assert!(grouping_pinned_table_sizes(512 * MIB, false).is_empty());
+        assert_eq!(grouping_pinned_table_sizes(512 * MIB, true), vec![64 * MIB]);
     }
 
     #[test]
@@ -562,7 +596,7 @@ mod tests {
             grouping_scopes(table / 8, plan).expect("valid grouping plan");
         }
         let stencil = stencil_sweep();
-        assert_eq!(stencil.len(), 7 + 7 + 3);
+        assert_eq!(stencil.len(), 8 + 8 + 4);
         for plan in stencil.iter().chain([&stencil_untuned()]) {
             for elem in [4, 8] {
                 let n = 256u32;

@@ -14,7 +14,11 @@ use cudarc::driver::{
 use memory::Buffer;
 use memtune_core::profile::{RANDOM_ATOMIC_THREADS_PER_SM, RANDOM_ATOMIC_UPDATES_PER_THREAD};
 use memtune_core::{DeviceIdentity, MemoryKind};
-use memtune_kernels::{cache_chase, compile_ptx, pointer_chase, random_access, KernelSource};
+use memtune_kernels::params::SamplingParams;
+use memtune_kernels::random_access::word_hash;
+use memtune_kernels::{
+    cache_chase, compile_ptx, pointer_chase, random_access, reference, KernelSource,
+};
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
@@ -69,13 +73,18 @@ pub const MAX_CHASE_ELEMENTS: u64 = 1 << 16;
 /// rings are longer, and their warm walks cost up to a few hundred milliseconds.
 pub const MAX_CACHE_CHASE_ELEMENTS: u64 = 1 << 22;
 
+/// The draw-cost pass reads the first 1/DRAW_SCOPE_SHARE of its region: the density of a
+/// pass in a run of that many scopes, the most the benchmarks sweep.
+pub const DRAW_SCOPE_SHARE: u64 = 32;
+
 struct Kernels {
     chase_init: CudaFunction,
     chase: CudaFunction,
     chase_pair: CudaFunction,
     fill: CudaFunction,
     sample: CudaFunction,
-    draw: CudaFunction,
+    /// The sampling kernel scoped runs launch, for the draw cost.
+    sampling: CudaFunction,
     atomic: CudaFunction,
     sum_words: CudaFunction,
 }
@@ -150,10 +159,12 @@ impl Gpu {
         let [chase_init, chase, chase_pair]: [CudaFunction; 3] = load(&pointer_chase::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("pointer_chase.cu entry list changed".into()))?;
-        let [fill, sample, draw, atomic, sum_words]: [CudaFunction; 5] =
-            load(&random_access::SOURCE)?
-                .try_into()
-                .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
+        let [fill, sample, atomic, sum_words]: [CudaFunction; 4] = load(&random_access::SOURCE)?
+            .try_into()
+            .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
+        let [sampling]: [CudaFunction; 1] = load(&memtune_kernels::sampling::SOURCE)?
+            .try_into()
+            .map_err(|_| GpuError::Check("sampling.cu entry list changed".into()))?;
         let cache = caches::CacheKernels::load(load_module(&cache_chase::SOURCE)?)?;
         let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
         let free = free as u64;
@@ -177,7 +188,7 @@ impl Gpu {
                 chase_pair,
                 fill,
                 sample,
-                draw,
+                sampling,
                 atomic,
                 sum_words,
             },
@@ -359,9 +370,9 @@ impl Gpu {
         Ok(out[0] as f64 / f64::from(timed_steps(kind)))
     }
 
-    /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`: median
-    /// of three timed launches after a warm-up, the sum checked against the CPU once.
-    pub fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
+    /// `kind`'s buffer, at least `region` bytes, with every word filled by
+    /// `memtune_fill_words` (once per buffer), so the CPU can recompute sums of its words.
+    fn filled_buffer(&mut self, kind: MemoryKind, region: u64) -> Result<u64, GpuError> {
         let limit = self.max_footprint(kind);
         let base = self.buffer(kind, region)?;
         let all_words = limit / 4;
@@ -380,6 +391,13 @@ impl Gpu {
             .map_err(cuda("launching memtune_fill_words"))?;
             self.filled_words = all_words;
         }
+        Ok(base)
+    }
+
+    /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`: median
+    /// of three timed launches after a warm-up, the sum checked against the CPU once.
+    pub fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
+        let base = self.filled_buffer(kind, region)?;
         let n_words = region / 4;
         // Zero-copy reads cross the host link: fewer per thread keeps a launch short.
         let reads: u32 = if kind == MemoryKind::Pinned { 8 } else { 64 };
@@ -420,52 +438,64 @@ impl Gpu {
         Ok((threads * u64::from(reads)) as f64 / median_s)
     }
 
-    /// What drawing a random position and skipping it costs, in draws per second: the grid
-    /// and timing of `random_access` over `region` bytes of `kind`, through
-    /// `memtune_random_draw` with an empty scope, so nothing is read (the buffer needs no
-    /// fill). The sum must come back zero. Draws are cheap: 4096 per thread keep a launch
-    /// well above the launch overhead (with 64, as reads use, an H200 measured the overhead).
+    /// What drawing a position and skipping it costs against reading it, both through the
+    /// sampling kernel that scoped runs launch (`memtune_sampling`), over the same `region`
+    /// bytes of `kind`: seconds per draw of a pass that reads only the first
+    /// 1/[`DRAW_SCOPE_SHARE`] of the region (device memory; an empty scope elsewhere, where
+    /// a few zero-copy reads would cost more than the draws being priced), over seconds per
+    /// read of an unscoped pass. One kernel for both keeps the ratio what a scoped run pays,
+    /// whatever that kernel's reads cost against the probe's. Both sums are checked against
+    /// the CPU.
     pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        let base = self.buffer(kind, region)?;
+        let base = self.filled_buffer(kind, region)?;
         let n_words = region / 4;
-        let reads: u32 = 4096;
+        // The seed's 1024 reads a thread in device memory; zero-copy reads are slow.
+        let reads: u32 = if kind == MemoryKind::Device { 1024 } else { 16 };
         let blocks = self.identity.sm_count.max(1) * 4;
         let threads = u64::from(blocks) * 256;
-        let seed = 0x5eed_u64 ^ region;
-        let (scope_begin, scope_end) = (0u64, 0u64);
+        let full = SamplingParams::new(n_words, reads, 0x5eed_u64 ^ region)
+            .map_err(|e| GpuError::Check(format!("sampling parameters: {e}")))?;
+        let scope_end = if kind == MemoryKind::Device {
+            n_words / DRAW_SCOPE_SHARE
+        } else {
+            0
+        };
+        let sparse = full
+            .with_scope(0..scope_end)
+            .map_err(|e| GpuError::Check(format!("sampling scope: {e}")))?;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let draw = &self.kernels.draw;
-        let median_s = time_summing_launches(
-            &self.stream,
-            &mut |stream, sum| {
-                let mut launch = stream.launch_builder(draw);
-                launch
-                    .arg(&base)
-                    .arg(&n_words)
-                    .arg(&reads)
-                    .arg(&seed)
-                    .arg(&scope_begin)
-                    .arg(&scope_end)
-                    .arg(sum);
-                // SAFETY: reads only positions in the (empty) scope; `sum` is one word.
-                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_random_draw"))?;
-                Ok(())
-            },
-            &|got| {
-                if got == 0 {
+        let sampling = &self.kernels.sampling;
+        let time = |params: SamplingParams| {
+            time_summing_launches(
+                &self.stream,
+                &mut |stream, sum| {
+                    let mut launch = stream.launch_builder(sampling);
+                    launch.arg(&base).arg(sum).arg(&params);
+                    // SAFETY: reads positions below n_words of the filled buffer, inside
+                    // the scope; `sum` is one word.
+                    unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_sampling"))?;
                     Ok(())
-                } else {
-                    Err(GpuError::Check(format!(
-                        "drawing over {region} bytes of {kind} memory with an empty scope summed {got}, not 0"
-                    )))
-                }
-            },
-        )?;
-        Ok((threads * u64::from(reads)) as f64 / median_s)
+                },
+                &|got| {
+                    let want = reference::sampling::pass_sum(&params, threads, word_hash);
+                    if got == want {
+                        Ok(())
+                    } else {
+                        Err(GpuError::Check(format!(
+                            "sampling {region} bytes of {kind} memory, words {}..{}, summed {got}, the CPU reference {want}",
+                            params.scope_begin, params.scope_end
+                        )))
+                    }
+                },
+            )
+        };
+        let read_s = time(full)?;
+        let draw_s = time(sparse)?;
+        Ok(draw_s / read_s)
     }
 
     /// Random atomic increments per second over the first `region` bytes of device memory

@@ -67,10 +67,10 @@ pub trait MemorySystem {
     /// Random-sampling throughput, in reads per second, over a region of `region_bytes` of
     /// `kind` (seed 000 section 2.1).
     fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError>;
-    /// What drawing a random position and skipping it costs, in skipped draws per second:
-    /// the draws of `random_access` over `region_bytes` of `kind` with nothing read (as a
-    /// TLB-scoped pass does for every position outside its scope). `None` where the system
-    /// does not model it (the simulator).
+    /// What drawing a random position and skipping it costs (as a TLB-scoped pass does for
+    /// every position outside its scope) against reading it, both by the sampling kernel
+    /// over `region_bytes` of `kind`: seconds per skipped draw over seconds per read. `None`
+    /// where the system does not model it (the simulator).
     fn draw_cost(
         &mut self,
         kind: MemoryKind,

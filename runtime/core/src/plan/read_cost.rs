@@ -109,6 +109,9 @@ pub(crate) const DEFAULT_DRAW_COST: f64 = 0.125;
 pub(crate) struct DrawCost {
     pub seconds: f64,
     pub source: String,
+    /// Measured by the probe with memtune's kernel, whose draws overlap its reads; the
+    /// assumed default is seed 000's P100 calibration, made with the draws added to the reads.
+    pub measured: bool,
 }
 
 impl DrawCost {
@@ -133,12 +136,14 @@ impl DrawCost {
             Some((d, fastest)) => DrawCost {
                 seconds: d / fastest,
                 source: format!("{d} of the curve's fastest read, from the profile (draw_cost_relative)"),
+                measured: true,
             },
             None => DrawCost {
                 seconds: DEFAULT_DRAW_COST * hit_seconds,
                 source: format!(
                     "{DEFAULT_DRAW_COST} of the fastest read, assumed (seed 000's P100 calibration; draw cost not measured, run `cargo tune`)"
                 ),
+                measured: false,
             },
         }
     }

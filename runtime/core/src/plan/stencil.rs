@@ -32,7 +32,19 @@ pub enum Dtype {
     F64,
 }
 
+/// Bytes of the vector of x cells each thread of the streaming kernel moves: its rows must
+/// be whole vectors, and its blocks whole warps along x (lanes pass x neighbours).
+pub const STREAMING_VECTOR_BYTES: u32 = 16;
+
 impl Dtype {
+    /// Bytes of one cell.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F64 => 8,
+        }
+    }
+
     /// The name serde writes, and the `dtype` of the profile's staging entries.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -105,7 +117,7 @@ pub fn plan(profile: &Profile, workload: &StencilWorkload) -> Result<StencilPlan
         (Variant::Plain, _) => Variant::Plain,
         // Measured fastest as streaming: its block is one plane deep (checked).
         (Variant::Streaming, _) => Variant::Streaming,
-        (Variant::Staged, 1) => {
+        (Variant::Staged, 1) if streamable(workload, clamped).is_ok() => {
             // The same tile, but each plane is read once rather than as the halo of the
             // slabs above and below as well: seed 003's depth loop with one plane a step.
             reasons.push(
@@ -165,7 +177,13 @@ fn choose_staging(
         entry.best_staged_block,
         entry.benefit
     ));
-    let streaming = streaming_choice(entry, reasons);
+    let streaming = streaming_choice(entry, reasons).and_then(|block| match streamable(w, block) {
+        Ok(()) => Some(block),
+        Err(why) => {
+            reasons.push(format!("{why}: not streaming"));
+            None
+        }
+    });
     if entry.benefit <= STAGING_MARGIN && streaming.is_none() {
         reasons.push(format!(
             "benefit {:.2} is not above {STAGING_MARGIN}: plain",
@@ -242,6 +260,25 @@ fn nearest_entry<'a>(entries: &'a [StagingEntry], w: &StencilWorkload) -> Option
                 .then(ka.1.cmp(&kb.1))
                 .then(ka.2.total_cmp(&kb.2))
         })
+}
+
+/// Whether the streaming kernel takes `block` on this workload: whole warps along x, rows
+/// of whole 16-byte vectors.
+fn streamable(w: &StencilWorkload, block: [u32; 3]) -> Result<(), String> {
+    let cells = STREAMING_VECTOR_BYTES / w.dtype.bytes();
+    if block[0] % 32 != 0 {
+        return Err(format!(
+            "the streaming block {block:?} is not whole warps along x"
+        ));
+    }
+    if w.dims[0] % cells != 0 {
+        return Err(format!(
+            "rows of {} {} cells are not whole {STREAMING_VECTOR_BYTES}-byte vectors of {cells}",
+            w.dims[0],
+            w.dtype.as_str()
+        ));
+    }
+    Ok(())
 }
 
 fn valid_block(b: [u32; 3]) -> bool {
