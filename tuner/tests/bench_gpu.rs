@@ -50,7 +50,9 @@ fn bench_all_quick_writes_matching_results() {
         assert_eq!(written["workload"], name);
         let svg = std::fs::read_to_string(dir.path().join(format!("bench-{name}.svg")))
             .expect("svg written");
-        assert_eq!(svg.matches("<polyline").count(), 3);
+        // Untuned, tuned and best, for each memory the workload ran in.
+        let lines = svg.matches("<polyline").count();
+        assert!(lines >= 3 && lines % 3 == 0, "{name}: {lines} lines");
     }
     let stencil = &reports[2];
     let rows = stencil["rows"].as_array().unwrap();

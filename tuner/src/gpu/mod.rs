@@ -441,28 +441,32 @@ impl Gpu {
     /// What drawing a position and skipping it costs against reading it, both through the
     /// sampling kernel that scoped runs launch (`memtune_sampling`), over the same `region`
     /// bytes of `kind`: seconds per draw of a pass that reads only the first
-    /// 1/[`DRAW_SCOPE_SHARE`] of the region (device memory; an empty scope elsewhere, where
-    /// a few zero-copy reads would cost more than the draws being priced), over seconds per
-    /// read of an unscoped pass. One kernel for both keeps the ratio what a scoped run pays,
+    /// 1/[`DRAW_SCOPE_SHARE`] of the region (device memory; one word elsewhere, where a few
+    /// zero-copy reads would cost more than the draws being priced), over seconds per read
+    /// of an unscoped pass. One kernel for both keeps the ratio what a scoped run pays,
     /// whatever that kernel's reads cost against the probe's. Both sums are checked against
     /// the CPU.
     pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
         let base = self.filled_buffer(kind, region)?;
         let n_words = region / 4;
-        // The seed's 1024 reads a thread in device memory; zero-copy reads are slow.
-        let reads: u32 = if kind == MemoryKind::Device { 1024 } else { 16 };
         let blocks = self.identity.sm_count.max(1) * 4;
         let threads = u64::from(blocks) * 256;
-        let full = SamplingParams::new(n_words, reads, 0x5eed_u64 ^ region)
-            .map_err(|e| GpuError::Check(format!("sampling parameters: {e}")))?;
-        let scope_end = if kind == MemoryKind::Device {
-            n_words / DRAW_SCOPE_SHARE
-        } else {
-            0
+        let params = |reads: u32, scope: std::ops::Range<u64>| {
+            SamplingParams::new(n_words, reads, 0x5eed_u64 ^ region)
+                .and_then(|p| p.with_scope(scope))
+                .map_err(|e| GpuError::Check(format!("sampling parameters: {e}")))
         };
-        let sparse = full
-            .with_scope(0..scope_end)
-            .map_err(|e| GpuError::Check(format!("sampling scope: {e}")))?;
+        // Device memory: the seed's 1024 reads a thread, and a 1/32 scope. Zero-copy reads are
+        // slow: 16 a thread, and the draws alone (a one-word scope, which a draw hits about
+        // once in a launch) with 4096 a thread so that they outlast the launch overhead.
+        let (full, sparse) = if kind == MemoryKind::Device {
+            (
+                params(1024, 0..n_words)?,
+                params(1024, 0..(n_words / DRAW_SCOPE_SHARE).max(1))?,
+            )
+        } else {
+            (params(16, 0..n_words)?, params(4096, 0..1)?)
+        };
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (256, 1, 1),
@@ -493,8 +497,10 @@ impl Gpu {
                 },
             )
         };
-        let read_s = time(full)?;
-        let draw_s = time(sparse)?;
+        // Seconds per read and per draw: each launch over its own draws.
+        let per_draw = |p: &SamplingParams| (threads * u64::from(p.reads_per_thread)) as f64;
+        let read_s = time(full)? / per_draw(&full);
+        let draw_s = time(sparse)? / per_draw(&sparse);
         Ok(draw_s / read_s)
     }
 
