@@ -458,14 +458,15 @@ impl Gpu {
         };
         // Device memory: the seed's 1024 reads a thread, and a 1/32 scope. Zero-copy reads are
         // slow: 16 a thread, and the draws alone (a one-word scope, which a draw hits about
-        // once in a launch) with 4096 a thread so that they outlast the launch overhead.
+        // once in a launch) with 1024 a thread, which outlast the launch overhead and keep
+        // the CPU's replay of the sum well under a second.
         let (full, sparse) = if kind == MemoryKind::Device {
             (
                 params(1024, 0..n_words)?,
                 params(1024, 0..(n_words / DRAW_SCOPE_SHARE).max(1))?,
             )
         } else {
-            (params(16, 0..n_words)?, params(4096, 0..1)?)
+            (params(16, 0..n_words)?, params(1024, 0..1)?)
         };
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
