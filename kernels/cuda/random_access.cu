@@ -1,7 +1,6 @@
-// Random sampling (Karnagel et al., DaMoN'17, section 2.1): many threads each draw
-// positions from a light generator and sum the 4-byte values read there. Its throughput
-// against region size shows where address translation starts to limit random access.
-// The same draws as atomic increments (memtune_random_atomic) price a hash-grouping
+// The probe's random-access kernels. Random sampling (Karnagel et al., DaMoN'17, section
+// 2.1) is timed with the shipped sampling kernel (sampling.cu) over regions this file
+// fills; the same draws as atomic increments (memtune_random_atomic) price a hash-grouping
 // insert, which updates its bucket with atomics that execute at L2.
 //
 // The data is never zeros: memtune_fill_words writes a hash of each word's index, so the
@@ -28,39 +27,17 @@ extern "C" __global__ void memtune_fill_words(unsigned int* data, unsigned long 
     }
 }
 
-// Sample: thread t seeds a 64-bit LCG with seed ^ (t * golden ratio), then `reads` times
-// steps it and reads data[pos], pos = high 64 bits of state * n_words (uniform in
-// [0, n_words)). Sums wrap at 32 bits per thread and are added into *sum (64-bit).
-//   data      device-visible address of the region (device, managed or mapped pinned)
+// Atomic: the generator of memtune_sampling (thread t seeds a 64-bit LCG with
+// seed ^ (t * golden ratio), steps it `reads` times and takes pos = high 64 bits of
+// state * n_words), but each draw is an atomicAdd(&data[pos], 1u), a hash-grouping
+// insert's count update (grouping.cu). Its result is unused, so ptxas issues a reduction
+// (RED), as it does for the insert's. Every launch adds exactly
+// gridDim.x * blockDim.x * reads to the sum of the region's words (memtune_sum_words
+// checks it).
+//   data      device-visible address of the region
 //   n_words   region size in 4-byte words
-//   reads     reads per thread
+//   reads     updates per thread
 //   seed      stream seed
-//   sum       one u64, zeroed by the host before the launch
-extern "C" __global__ void memtune_random_sample(const unsigned int* __restrict__ data,
-                                                 unsigned long long n_words,
-                                                 unsigned int reads,
-                                                 unsigned long long seed,
-                                                 unsigned long long* sum)
-{
-    unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long x = seed ^ (t * 0x9e3779b97f4a7c15ull);
-    unsigned int acc = 0;
-    // Unrolled as sampling.cu's loop (MEMTUNE_SAMPLING_UNROLL): the same reads in flight a
-    // thread, so the curve is the throughput the sampling kernel sees.
-#pragma unroll 8
-    for (unsigned int r = 0; r < reads; ++r) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        acc += __ldcg(&data[__umul64hi(x, n_words)]);
-    }
-    atomicAdd(sum, (unsigned long long)acc);
-}
-
-// Atomic: the generator and loop of memtune_random_sample, but each draw is an
-// atomicAdd(&data[pos], 1u), a hash-grouping insert's count update (grouping.cu). Its
-// result is unused, so ptxas issues a reduction (RED), as it does for the insert's.
-// Every launch adds exactly gridDim.x * blockDim.x * reads to the sum of the region's
-// words (memtune_sum_words checks it).
-//   data, n_words, reads, seed   as memtune_random_sample
 extern "C" __global__ void memtune_random_atomic(unsigned int* data,
                                                  unsigned long long n_words,
                                                  unsigned int reads,

@@ -138,16 +138,16 @@ pub mod digest {
     }
 }
 
-/// Random sampling: region fill with a hash of the index, and the sampling kernel.
+/// The probe's random-access kernels: region fill with a hash of the index, random atomic
+/// updates, and a sum of the region's words.
 pub mod random_access {
     use super::KernelSource;
 
     /// `memtune_fill_words(data: *mut u32, n_words: u64)`
     pub const FILL: &str = "memtune_fill_words";
-    /// `memtune_random_sample(data: *const u32, n_words: u64, reads: u32, seed: u64, sum: *mut u64)`
-    pub const SAMPLE: &str = "memtune_random_sample";
     /// `memtune_random_atomic(data: *mut u32, n_words: u64, reads: u32, seed: u64)`: the
-    /// draws of `SAMPLE`, each an `atomicAdd(&data[pos], 1)`; a launch adds exactly
+    /// sampling kernel's draws (`reference::sampling::positions`), each an
+    /// `atomicAdd(&data[pos], 1)`; a launch adds exactly
     /// [`atomic_increments`] to the sum of the region's words.
     pub const ATOMIC: &str = "memtune_random_atomic";
     /// `memtune_sum_words(data: *const u32, n_words: u64, sum: *mut u64)`: adds the words
@@ -157,7 +157,7 @@ pub mod random_access {
     pub const SOURCE: KernelSource = KernelSource {
         name: "random_access.cu",
         source: include_str!("../cuda/random_access.cu"),
-        entries: &[FILL, SAMPLE, ATOMIC, SUM],
+        entries: &[FILL, ATOMIC, SUM],
     };
 
     /// What one launch of `memtune_random_atomic` with `threads` threads of `reads` draws
@@ -172,58 +172,6 @@ pub mod random_access {
         i = i.wrapping_mul(0xff51_afd7_ed55_8ccd);
         i ^= i >> 33;
         i as u32
-    }
-
-    /// The sum `memtune_random_sample` computes over data filled by `memtune_fill_words`,
-    /// recomputed on the CPU: the check that every read landed where it should.
-    pub fn expected_sum(threads: u64, n_words: u64, reads: u32, seed: u64) -> u64 {
-        let thread_sum = |t: u64| {
-            let mut x = seed ^ t.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            let mut acc: u32 = 0;
-            for _ in 0..reads {
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                let pos = ((u128::from(x) * u128::from(n_words)) >> 64) as u64;
-                acc = acc.wrapping_add(word_hash(pos));
-            }
-            u64::from(acc)
-        };
-        // A GPU launch draws ~10^8 positions: spread the replay over the host's cores.
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-        let chunk = threads.div_ceil(workers.max(1)).max(1);
-        std::thread::scope(|s| {
-            let parts: Vec<_> = (0..threads)
-                .step_by(chunk as usize)
-                .map(|first| {
-                    let last = (first + chunk).min(threads);
-                    s.spawn(move || (first..last).map(thread_sum).fold(0u64, u64::wrapping_add))
-                })
-                .collect();
-            parts
-                .into_iter()
-                .map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .fold(0u64, u64::wrapping_add)
-        })
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn the_sum_does_not_depend_on_how_threads_are_split() {
-            let (n, reads, seed) = (1 << 20, 16, 0x5eed);
-            // One thread's sum is its own; the sum over threads is their wrapping total.
-            let one_by_one = (0..67u64)
-                .map(|t| {
-                    expected_sum(t + 1, n, reads, seed)
-                        .wrapping_sub(expected_sum(t, n, reads, seed))
-                })
-                .fold(0u64, u64::wrapping_add);
-            assert_eq!(one_by_one, expected_sum(67, n, reads, seed));
-            assert_ne!(expected_sum(67, n, reads, seed), 0);
-        }
     }
 }
 

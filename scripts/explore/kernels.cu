@@ -502,7 +502,11 @@ static void pinned_atomic_suite()
     printf("atomics: hostNativeAtomicSupported=%d canMapHostMemory=%d\n", native, can_map);
     unsigned blocks = g_sms * 4, threads = blocks * 256;
     for (int pinned = 0; pinned < 2; ++pinned) {
-        for (size_t region : {(size_t)64 << 20, (size_t)256 << 20, (size_t)1 << 30, (size_t)4 << 30}) {
+        for (size_t region : {(size_t)1 << 20, (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20,
+                              (size_t)256 << 20, (size_t)1 << 30, (size_t)4 << 30}) {
+          // 16 updates a thread (the first look), and the probe's 64 (its atomic curve's shape).
+          for (unsigned reads : {16u, 64u}) {
+            if (!pinned && reads == 16) continue;
             unsigned* host = nullptr;
             unsigned* data = nullptr;
             if (pinned) {
@@ -511,7 +515,6 @@ static void pinned_atomic_suite()
             } else {
                 CK(cudaMalloc(&data, region));
             }
-            unsigned reads = pinned ? 16 : 256;
             CK(cudaMemset(data, 0, region));
             CK(cudaDeviceSynchronize());
             random_atomic<<<blocks, 256>>>(data, region / 4, reads, 99);
@@ -528,11 +531,12 @@ static void pinned_atomic_suite()
             for (size_t i = 0; i < region / 4; ++i) total += words[i];
             unsigned long long want = (unsigned long long)threads * reads;
             float ms = median_ms([&] { random_atomic<<<blocks, 256>>>(data, region / 4, reads, 99); }, 5);
-            printf("atomics %-6s %6zu MiB: %8.3f ms for %llu atomicAdd, %7.3f G/s, counts %s (%llu of %llu)\n",
-                   pinned ? "pinned" : "device", region >> 20, ms, want, want / (ms * 1e6),
+            printf("atomics %-6s %6zu MiB %2u a thread: %8.3f ms for %llu atomicAdd, %7.3f G/s, counts %s (%llu of %llu)\n",
+                   pinned ? "pinned" : "device", region >> 20, reads, ms, want, want / (ms * 1e6),
                    total == want ? "exact" : "WRONG", total, want);
             fflush(stdout);
             if (pinned) CK(cudaFreeHost(host)); else CK(cudaFree(data));
+          }
         }
     }
 }

@@ -24,12 +24,28 @@ pub fn positions(params: &SamplingParams, thread: u64) -> impl Iterator<Item = u
 
 /// What one launch of `threads` threads with `params` adds to the result word, for a
 /// region whose word `i` holds `word(i)`.
-pub fn pass_sum(params: &SamplingParams, threads: u64, word: impl Fn(u64) -> u32) -> u64 {
+pub fn pass_sum(params: &SamplingParams, threads: u64, word: impl Fn(u64) -> u32 + Sync) -> u64 {
     let scope = params.scope_begin..params.scope_end;
-    (0..threads)
-        .flat_map(|t| positions(params, t))
-        .filter(|pos| scope.contains(pos))
-        .fold(0u64, |sum, pos| sum.wrapping_add(u64::from(word(pos))))
+    let sum_of = |threads: std::ops::Range<u64>| {
+        threads
+            .flat_map(|t| positions(params, t))
+            .filter(|pos| scope.contains(pos))
+            .fold(0u64, |sum, pos| sum.wrapping_add(u64::from(word(pos))))
+    };
+    // A GPU launch draws ~10^8 positions: the probe replays several, so spread each over
+    // the host's cores (the sum wraps, so the split does not change it).
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let chunk = threads.div_ceil(workers).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = (0..threads)
+            .step_by(chunk as usize)
+            .map(|first| s.spawn(move || sum_of(first..(first + chunk).min(threads))))
+            .collect();
+        parts
+            .into_iter()
+            .map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .fold(0u64, u64::wrapping_add)
+    })
 }
 
 /// The result word after one pass per scope in `scopes`, all adding into it, as a host
@@ -39,7 +55,7 @@ pub fn scoped_sum(
     params: &SamplingParams,
     threads: u64,
     scopes: &[Range<u64>],
-    word: impl Fn(u64) -> u32,
+    word: impl Fn(u64) -> u32 + Sync,
 ) -> Result<u64, ParamsError> {
     scopes.iter().try_fold(0u64, |sum, scope| {
         let pass = params.with_scope(scope.clone())?;
@@ -57,6 +73,24 @@ mod tests {
             let p = SamplingParams::new(n_words, 64, 7);
             assert!(p.is_ok_and(|p| (0..16).all(|t| positions(&p, t).all(|x| x < n_words))));
         }
+    }
+
+    #[test]
+    fn the_sum_does_not_depend_on_how_threads_are_split() {
+        let Ok(p) = SamplingParams::new(1 << 20, 16, 0x5eed) else {
+            panic!("valid params rejected")
+        };
+        let word = |i: u64| (i as u32).wrapping_mul(2_654_435_761);
+        // A thread's share is the difference of the sums with and without it.
+        let one_by_one = (0..67u64)
+            .map(|t| pass_sum(&p, t + 1, word).wrapping_sub(pass_sum(&p, t, word)))
+            .fold(0u64, u64::wrapping_add);
+        let serial = (0..67u64)
+            .flat_map(|t| positions(&p, t))
+            .fold(0u64, |s, pos| s.wrapping_add(u64::from(word(pos))));
+        assert_eq!(one_by_one, serial);
+        assert_eq!(pass_sum(&p, 67, word), serial);
+        assert_ne!(serial, 0);
     }
 
     #[test]

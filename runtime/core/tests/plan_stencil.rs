@@ -227,11 +227,11 @@ fn streaming_fastest_by_the_margin_streams() {
 
 #[test]
 fn streaming_within_the_margin_of_staged_keeps_staged() {
-    // Streaming 24.0 ms vs staged 25.0 ms: 1.04x, within noise.
+    // Streaming 24.8 ms vs staged 25.0 ms: 1.008x, within noise.
     let p = with_streaming(
         &[("f32", 6, [32, 8, 2], 40.0, [32, 8, 4], 25.0)],
         [64, 4, 1],
-        24.0,
+        24.8,
     );
     let plan = plan_for(&p, [400, 400, 400], Dtype::F32, 6);
     assert_eq!(
@@ -239,6 +239,32 @@ fn streaming_within_the_margin_of_staged_keeps_staged() {
         (Variant::Staged, [32, 8, 4]),
         "{plan:#?}"
     );
+}
+
+#[test]
+fn streaming_a_few_percent_faster_than_plain_streams() {
+    // The H200's 512³ f64 x1 entry (session 3): plain 0.649 ms, staged 1.076 ms, streaming
+    // 0.620 ms, 1.046x plain. The bench measured the same order (plain 0.655, streaming
+    // 0.622), so staying plain lost 5.6%.
+    let p = with_streaming(
+        &[("f64", 1, [32, 4, 1], 0.649, [32, 4, 2], 1.076)],
+        [32, 4, 1],
+        0.620,
+    );
+    let plan = plan_for(&p, [512, 512, 512], Dtype::F64, 1);
+    assert_eq!(
+        (plan.variant, plan.block),
+        (Variant::Streaming, [32, 4, 1]),
+        "{plan:#?}"
+    );
+    // 1.5% faster is within noise: plain stands.
+    let p = with_streaming(
+        &[("f64", 1, [32, 4, 1], 0.649, [32, 4, 2], 1.076)],
+        [32, 4, 1],
+        0.640,
+    );
+    let plan = plan_for(&p, [512, 512, 512], Dtype::F64, 1);
+    assert_eq!(plan.variant, Variant::Plain, "{plan:#?}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use memory::Buffer;
+use memtune::launch::{sampling_grid, sampling_threads};
 use memtune_core::profile::{RANDOM_ATOMIC_THREADS_PER_SM, RANDOM_ATOMIC_UPDATES_PER_THREAD};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::params::SamplingParams;
@@ -77,13 +78,36 @@ pub const MAX_CACHE_CHASE_ELEMENTS: u64 = 1 << 22;
 /// pass in a run of that many scopes, the most the benchmarks sweep.
 pub const DRAW_SCOPE_SHARE: u64 = 32;
 
+/// Reads a thread of the random-access curve's launches: enough that a launch outlasts its
+/// overhead many times over (34.6 M reads on an H200's grid), few enough that the CPU's
+/// replay of each sum stays short. Zero-copy reads cross the host link, so a pinned launch
+/// takes the benchmark's 16 a thread.
+fn sampling_reads(kind: MemoryKind) -> u32 {
+    match kind {
+        MemoryKind::Pinned => 16,
+        MemoryKind::Device | MemoryKind::Managed => 256,
+    }
+}
+
+/// Sampling parameters over `n_words` words of a region of `region` bytes, its seed taken
+/// from the region, reading only `scope`.
+fn sampling_params(
+    n_words: u64,
+    reads: u32,
+    region: u64,
+    scope: std::ops::Range<u64>,
+) -> Result<SamplingParams, GpuError> {
+    SamplingParams::new(n_words, reads, 0x5eed_u64 ^ region)
+        .and_then(|p| p.with_scope(scope))
+        .map_err(|e| GpuError::Check(format!("sampling parameters: {e}")))
+}
+
 struct Kernels {
     chase_init: CudaFunction,
     chase: CudaFunction,
     chase_pair: CudaFunction,
     fill: CudaFunction,
-    sample: CudaFunction,
-    /// The sampling kernel scoped runs launch, for the draw cost.
+    /// The sampling kernel scoped runs launch: the random-access curve and the draw cost.
     sampling: CudaFunction,
     atomic: CudaFunction,
     sum_words: CudaFunction,
@@ -159,7 +183,7 @@ impl Gpu {
         let [chase_init, chase, chase_pair]: [CudaFunction; 3] = load(&pointer_chase::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("pointer_chase.cu entry list changed".into()))?;
-        let [fill, sample, atomic, sum_words]: [CudaFunction; 4] = load(&random_access::SOURCE)?
+        let [fill, atomic, sum_words]: [CudaFunction; 3] = load(&random_access::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
         let [sampling]: [CudaFunction; 1] = load(&memtune_kernels::sampling::SOURCE)?
@@ -187,7 +211,6 @@ impl Gpu {
                 chase,
                 chase_pair,
                 fill,
-                sample,
                 sampling,
                 atomic,
                 sum_words,
@@ -394,115 +417,94 @@ impl Gpu {
         Ok(base)
     }
 
-    /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`: median
-    /// of three timed launches after a warm-up, the sum checked against the CPU once.
+    /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`, measured
+    /// with the sampling kernel that scoped runs launch (`memtune_sampling`, unscoped, on
+    /// the runtime's grid), so the curve prices the reads those runs make: median of three
+    /// timed launches after a warm-up, the sum checked against the CPU once.
     pub fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        let base = self.filled_buffer(kind, region)?;
         let n_words = region / 4;
-        // Zero-copy reads cross the host link: fewer per thread keeps a launch short.
-        let reads: u32 = if kind == MemoryKind::Pinned { 8 } else { 64 };
-        let blocks = self.identity.sm_count.max(1) * 4;
-        let threads = u64::from(blocks) * 256;
-        let seed = 0x5eed_u64 ^ region;
+        let params = sampling_params(n_words, sampling_reads(kind), region, 0..n_words)?;
+        let seconds = self.time_sampling(kind, region, params)?;
+        Ok(self.draws(&params) / seconds)
+    }
+
+    /// What drawing a position and skipping it costs against reading it, both through the
+    /// sampling kernel, over the same `region` bytes of `kind`: seconds per draw of a pass
+    /// that reads only the first 1/[`DRAW_SCOPE_SHARE`] of the region (device memory; one
+    /// word elsewhere, where a few zero-copy reads would cost more than the draws being
+    /// priced), over seconds per read of an unscoped pass.
+    pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
+        let n_words = region / 4;
+        // Device memory: the seed's 1024 reads a thread, and a 1/32 scope. Zero-copy reads are
+        // slow: the draws alone (a one-word scope, which a draw hits about once in a launch)
+        // with 1024 a thread, which outlast the launch overhead and keep the CPU's replay of
+        // the sum well under a second.
+        let (full, sparse) = if kind == MemoryKind::Device {
+            (
+                sampling_params(n_words, 1024, region, 0..n_words)?,
+                sampling_params(
+                    n_words,
+                    1024,
+                    region,
+                    0..(n_words / DRAW_SCOPE_SHARE).max(1),
+                )?,
+            )
+        } else {
+            (
+                sampling_params(n_words, sampling_reads(kind), region, 0..n_words)?,
+                sampling_params(n_words, 1024, region, 0..1)?,
+            )
+        };
+        let read_s = self.time_sampling(kind, region, full)? / self.draws(&full);
+        let draw_s = self.time_sampling(kind, region, sparse)? / self.draws(&sparse);
+        Ok(draw_s / read_s)
+    }
+
+    /// Draws of one sampling launch with `params` (every thread's, in scope or not).
+    fn draws(&self, params: &SamplingParams) -> f64 {
+        (sampling_threads(self.identity.sm_count) * u64::from(params.reads_per_thread)) as f64
+    }
+
+    /// Seconds of one `memtune_sampling` launch with `params` over the first `region` bytes
+    /// of `kind` (filled by `memtune_fill_words`), on the runtime's grid: median of three
+    /// after a warm-up whose sum must equal the CPU's replay.
+    fn time_sampling(
+        &mut self,
+        kind: MemoryKind,
+        region: u64,
+        params: SamplingParams,
+    ) -> Result<f64, GpuError> {
+        let base = self.filled_buffer(kind, region)?;
+        let (blocks, block) = sampling_grid(self.identity.sm_count);
+        let threads = sampling_threads(self.identity.sm_count);
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
-            block_dim: (256, 1, 1),
+            block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
-        let sample = &self.kernels.sample;
-        let median_s = time_summing_launches(
+        let sampling = &self.kernels.sampling;
+        time_summing_launches(
             &self.stream,
             &mut |stream, sum| {
-                let mut launch = stream.launch_builder(sample);
-                launch
-                    .arg(&base)
-                    .arg(&n_words)
-                    .arg(&reads)
-                    .arg(&seed)
-                    .arg(sum);
-                // SAFETY: reads positions < n_words inside the filled buffer; `sum` is one word.
-                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_random_sample"))?;
+                let mut launch = stream.launch_builder(sampling);
+                launch.arg(&base).arg(sum).arg(&params);
+                // SAFETY: reads positions below n_words of the filled buffer, inside the
+                // scope; `sum` is one word.
+                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_sampling"))?;
                 Ok(())
             },
             &|got| {
-                let want = random_access::expected_sum(threads, n_words, reads, seed);
+                let want = reference::sampling::pass_sum(&params, threads, word_hash);
                 if got == want {
                     Ok(())
                 } else {
                     Err(GpuError::Check(format!(
-                        "random sampling over {region} bytes of {kind} memory summed {got}, the CPU reference {want}"
+                        "sampling {region} bytes of {kind} memory, words {}..{}, summed {got}, the CPU reference {want}",
+                        params.scope_begin, params.scope_end
                     )))
                 }
             },
-        )?;
-        Ok((threads * u64::from(reads)) as f64 / median_s)
-    }
-
-    /// What drawing a position and skipping it costs against reading it, both through the
-    /// sampling kernel that scoped runs launch (`memtune_sampling`), over the same `region`
-    /// bytes of `kind`: seconds per draw of a pass that reads only the first
-    /// 1/[`DRAW_SCOPE_SHARE`] of the region (device memory; one word elsewhere, where a few
-    /// zero-copy reads would cost more than the draws being priced), over seconds per read
-    /// of an unscoped pass. One kernel for both keeps the ratio what a scoped run pays,
-    /// whatever that kernel's reads cost against the probe's. Both sums are checked against
-    /// the CPU.
-    pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        let base = self.filled_buffer(kind, region)?;
-        let n_words = region / 4;
-        let blocks = self.identity.sm_count.max(1) * 4;
-        let threads = u64::from(blocks) * 256;
-        let params = |reads: u32, scope: std::ops::Range<u64>| {
-            SamplingParams::new(n_words, reads, 0x5eed_u64 ^ region)
-                .and_then(|p| p.with_scope(scope))
-                .map_err(|e| GpuError::Check(format!("sampling parameters: {e}")))
-        };
-        // Device memory: the seed's 1024 reads a thread, and a 1/32 scope. Zero-copy reads are
-        // slow: 16 a thread, and the draws alone (a one-word scope, which a draw hits about
-        // once in a launch) with 1024 a thread, which outlast the launch overhead and keep
-        // the CPU's replay of the sum well under a second.
-        let (full, sparse) = if kind == MemoryKind::Device {
-            (
-                params(1024, 0..n_words)?,
-                params(1024, 0..(n_words / DRAW_SCOPE_SHARE).max(1))?,
-            )
-        } else {
-            (params(16, 0..n_words)?, params(1024, 0..1)?)
-        };
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let sampling = &self.kernels.sampling;
-        let time = |params: SamplingParams| {
-            time_summing_launches(
-                &self.stream,
-                &mut |stream, sum| {
-                    let mut launch = stream.launch_builder(sampling);
-                    launch.arg(&base).arg(sum).arg(&params);
-                    // SAFETY: reads positions below n_words of the filled buffer, inside
-                    // the scope; `sum` is one word.
-                    unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_sampling"))?;
-                    Ok(())
-                },
-                &|got| {
-                    let want = reference::sampling::pass_sum(&params, threads, word_hash);
-                    if got == want {
-                        Ok(())
-                    } else {
-                        Err(GpuError::Check(format!(
-                            "sampling {region} bytes of {kind} memory, words {}..{}, summed {got}, the CPU reference {want}",
-                            params.scope_begin, params.scope_end
-                        )))
-                    }
-                },
-            )
-        };
-        // Seconds per read and per draw: each launch over its own draws.
-        let per_draw = |p: &SamplingParams| (threads * u64::from(p.reads_per_thread)) as f64;
-        let read_s = time(full)? / per_draw(&full);
-        let draw_s = time(sparse)? / per_draw(&sparse);
-        Ok(draw_s / read_s)
+        )
     }
 
     /// Random atomic increments per second over the first `region` bytes of device memory
