@@ -280,6 +280,17 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_planner_counts_the_threads_of_this_grid() {
+        // The sampling planner prices cache reuse from the draws of a launch.
+        for sm in [1, 132] {
+            assert_eq!(
+                sampling_threads(sm),
+                u64::from(sm) * memtune_core::plan::sampling::THREADS_PER_SM
+            );
+        }
+    }
+
     fn grouping_plan(scope_bytes: u64, passes: u32, approach: Approach) -> GroupingPlan {
         GroupingPlan {
             scope_bytes,

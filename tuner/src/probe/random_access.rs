@@ -10,8 +10,7 @@ const MIN_REGION: u64 = 64 * 1024;
 /// A fall between neighbouring regions must be at least this ratio to be a knee.
 const KNEE_RATIO: f64 = 1.1;
 /// The draw cost is measured over the curve's largest region up to this: on an H200 the
-/// scopes that pay are 16-128 MiB, where the sampling kernel's reads run 1.4-1.75x faster
-/// than the probe's, so the conversion between the two is taken in that range.
+/// scopes that pay are 16-128 MiB, so a draw is weighed against reads in that range.
 const DRAW_REGION: u64 = 256 << 20;
 /// Samples of a region that may mislead (see `sweep_random_access`).
 const RECHECK_REPEATS: usize = 3;

@@ -177,7 +177,7 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
             + inserts * later
             + (p - 1.0) * later * (move_on_device + skip)
     };
-    let granule = translation.granule();
+    let granule = translation.granule(table);
     let Some(best_naive) = passes::cheapest(table, granule, naive) else {
         reasons.push("the table fits in one page: not scoped".to_string());
         return Ok(unscoped(reasons));

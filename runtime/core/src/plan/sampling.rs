@@ -7,7 +7,7 @@ use super::passes::{self, Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
-use crate::profile::{MemoryKind, Profile};
+use crate::profile::{CachePath, MemoryKind, Profile};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of one sampled value: the sampling kernel reads 4-byte words.
@@ -15,6 +15,17 @@ pub const READ_BYTES: u64 = 4;
 
 /// A kernel launch costs about one hit read per thread (a few microseconds on a full GPU).
 const LAUNCH_COST: f64 = 1.0;
+
+/// Threads of a sampling launch per SM: the runtime's grid (`memtune::launch::sampling_grid`,
+/// 4 blocks of 256), which the probe's random-access curve uses too.
+pub const THREADS_PER_SM: u64 = 1024;
+
+/// Bytes a cache fills on a miss: a 32-byte sector on every NVIDIA GPU since Maxwell.
+const SECTOR_BYTES: f64 = 32.0;
+
+/// Beyond this many times the largest cache, random reads hit it rarely: the curve there
+/// prices a read that misses every cache, over the same pages.
+const BEYOND_CACHES: u64 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SamplingWorkload {
@@ -85,27 +96,36 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     // for every pass after the first, as seed 000's P100 results were calibrated.
     let draw = DrawCost::of(translation.curve, hit);
     let launch = LAUNCH_COST * hit / f64::from(workload.reads_per_thread);
+    let cold = ColdReads::of(profile, workload);
+    if let Some(c) = &cold {
+        reasons.push(c.describe());
+    }
+    let read = |scope: u64| match &cold {
+        Some(c) => c.seconds(&cost, scope),
+        None => cost.seconds(scope),
+    };
     let pass_time = |scope: u64, passes: u32| {
         let p = f64::from(passes);
         let work = if draw.measured {
-            overlapped(cost.seconds(scope), p * draw.seconds)
+            overlapped(read(scope), p * draw.seconds)
         } else {
-            cost.seconds(scope) + (p - 1.0) * draw.seconds
+            read(scope) + (p - 1.0) * draw.seconds
         };
         work + p * launch
     };
     let one_pass = pass_time(region, 1);
     let scoped = |s: Split| pass_time(s.scope_bytes, s.passes);
-    let Some((best, best_time)) = passes::cheapest(region, translation.granule(), scoped) else {
+    let Some((best, best_time)) = passes::cheapest(region, translation.granule(region), scoped)
+    else {
         reasons.push("the region fits in one page: not scoped".to_string());
         return Ok(unscoped(reasons));
     };
     let speedup = one_pass / best_time;
     let weigh = format!(
         "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each pass redraws the stream at {:.3} per read (draw cost {}), {}",
-        cost.seconds(region) / hit,
+        read(region) / hit,
         bytes(best.scope_bytes),
-        cost.seconds(best.scope_bytes) / hit,
+        read(best.scope_bytes) / hit,
         draw.seconds / hit,
         draw.source,
         if draw.measured {
@@ -135,6 +155,75 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         predicted_speedup: speedup,
         reasons,
     })
+}
+
+/// The reads of a pass that find their sector cold. The curve measures each region with
+/// many reads per sector (a launch's draws all land in it), so below the caches it prices
+/// hits. A pass over a scope reads it only as densely as the whole stream reads the region:
+/// `d = draws · 32 B / region` reads per sector, of which the first of each sector misses,
+/// a share `c(d) = (1 − e^−d) / d`. An SM's own cache (L1) sees only its share of them,
+/// `d / SMs`. So a read over a scope costs, from the curve `t`:
+/// - an L1 hit, `t(scope)`, for a share `1 − c(d / SMs)` when the scope fits an L1;
+/// - otherwise an L2 hit, `t(max(scope, 4 · L1))`, for a share `1 − c(d)`;
+/// - otherwise a miss of both, `t(max(scope, 4 · largest cache))`.
+///
+/// Beyond [`BEYOND_CACHES`] times a cache, random reads rarely hit it, and a scope larger
+/// than that is priced by the curve at the scope (its pages still translate as the
+/// scope's). On an H200, 1024 draws a thread over 64 MiB of device memory give d = 66
+/// (1.5% cold), and zero-copy sampling's 16 a thread give d = 1 (61% cold): its scopes of a
+/// few L1s would otherwise be priced as L1 hits.
+struct ColdReads {
+    per_sector: f64,
+    sm_count: f64,
+    /// The largest cache private to an SM, and the largest of all.
+    private: u64,
+    largest: u64,
+}
+
+impl ColdReads {
+    /// `None` without cache sizes in the profile: every read is priced by the curve.
+    fn of(profile: &Profile, w: &SamplingWorkload) -> Option<ColdReads> {
+        let levels = &profile.caches.measured()?.levels;
+        let largest = |shared: bool| {
+            levels
+                .iter()
+                .filter(|l| (l.path == CachePath::L2) == shared)
+                .map(|l| l.size_bytes)
+                .max()
+        };
+        let private = largest(false).unwrap_or(0);
+        let all = largest(true).into_iter().chain([private]).max()?;
+        let sm_count = profile.device.sm_count.max(1);
+        let draws = (u64::from(sm_count) * THREADS_PER_SM) as f64 * f64::from(w.reads_per_thread);
+        Some(ColdReads {
+            per_sector: draws * SECTOR_BYTES / w.region_bytes as f64,
+            sm_count: f64::from(sm_count),
+            private,
+            largest: all,
+        })
+    }
+
+    fn seconds(&self, cost: &ReadCost, scope: u64) -> f64 {
+        let cold = |d: f64| if d > 0.0 { (1.0 - (-d).exp()) / d } else { 1.0 };
+        let beyond = |cache: u64| cost.seconds(scope.max(cache.saturating_mul(BEYOND_CACHES)));
+        let l1_hits = if scope <= self.private {
+            1.0 - cold(self.per_sector / self.sm_count)
+        } else {
+            0.0
+        };
+        let l2_hits = 1.0 - cold(self.per_sector);
+        let past_l1 = l2_hits * beyond(self.private) + (1.0 - l2_hits) * beyond(self.largest);
+        l1_hits * cost.seconds(scope) + (1.0 - l1_hits) * past_l1
+    }
+
+    fn describe(&self) -> String {
+        let d = self.per_sector;
+        format!(
+            "the stream reads {d:.2} times per 32-byte sector of the region, so {:.1}% of a pass's reads find their sector cold in the L2 (more in an L1), priced as reads beyond the caches ({})",
+            100.0 * (1.0 - (-d).exp()) / d,
+            bytes(self.largest.saturating_mul(BEYOND_CACHES))
+        )
+    }
 }
 
 /// The time of reads taking `reads` seconds and draws taking `draws` seconds in the same
