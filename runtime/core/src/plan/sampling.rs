@@ -173,11 +173,22 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
 /// (1.5% cold), and zero-copy sampling's 16 a thread give d = 1 (61% cold): its scopes of a
 /// few L1s would otherwise be priced as L1 hits.
 struct ColdReads {
+    /// `d`: the stream's reads per 32-byte sector of the region.
     per_sector: f64,
     sm_count: f64,
-    /// The largest cache private to an SM, and the largest of all.
+    /// The largest cache private to an SM.
     private: u64,
+    /// The largest cache of all.
     largest: u64,
+}
+
+/// `c(d)`: the share of `d` uniform reads per sector that are a sector's first.
+fn first_reads(d: f64) -> f64 {
+    if d > 0.0 {
+        (1.0 - (-d).exp()) / d
+    } else {
+        1.0
+    }
 }
 
 impl ColdReads {
@@ -204,23 +215,22 @@ impl ColdReads {
     }
 
     fn seconds(&self, cost: &ReadCost, scope: u64) -> f64 {
-        let cold = |d: f64| if d > 0.0 { (1.0 - (-d).exp()) / d } else { 1.0 };
         let beyond = |cache: u64| cost.seconds(scope.max(cache.saturating_mul(BEYOND_CACHES)));
         let l1_hits = if scope <= self.private {
-            1.0 - cold(self.per_sector / self.sm_count)
+            1.0 - first_reads(self.per_sector / self.sm_count)
         } else {
             0.0
         };
-        let l2_hits = 1.0 - cold(self.per_sector);
+        let l2_hits = 1.0 - first_reads(self.per_sector);
         let past_l1 = l2_hits * beyond(self.private) + (1.0 - l2_hits) * beyond(self.largest);
         l1_hits * cost.seconds(scope) + (1.0 - l1_hits) * past_l1
     }
 
     fn describe(&self) -> String {
-        let d = self.per_sector;
         format!(
-            "the stream reads {d:.2} times per 32-byte sector of the region, so {:.1}% of a pass's reads find their sector cold in the L2 (more in an L1), priced as reads beyond the caches ({})",
-            100.0 * (1.0 - (-d).exp()) / d,
+            "the stream reads {:.2} times per 32-byte sector of the region, so {:.1}% of a pass's reads find their sector cold in the L2 (more in an L1), priced as reads beyond the caches ({})",
+            self.per_sector,
+            100.0 * first_reads(self.per_sector),
             bytes(self.largest.saturating_mul(BEYOND_CACHES))
         )
     }
@@ -259,5 +269,20 @@ impl SamplingWorkload {
             });
         }
         fits_in_memory(profile, "region_bytes", self.region_bytes, self.memory)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_reads;
+
+    #[test]
+    fn first_reads_of_a_sector() {
+        // One read among many sectors is nearly always a first; many reads of a sector
+        // are all but one repeats; one read a sector on average leaves 1 − 1/e first.
+        assert!((first_reads(1e-6) - 1.0).abs() < 1e-5);
+        assert!((first_reads(100.0) - 0.01).abs() < 1e-9);
+        assert!((first_reads(1.0) - (1.0 - (-1.0f64).exp())).abs() < 1e-12);
+        assert_eq!(first_reads(0.0), 1.0);
     }
 }
