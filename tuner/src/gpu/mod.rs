@@ -89,15 +89,14 @@ fn sampling_reads(kind: MemoryKind) -> u32 {
     }
 }
 
-/// Sampling parameters over `n_words` words of a region of `region` bytes, its seed taken
-/// from the region, reading only `scope`.
+/// Sampling parameters over the 4-byte words of a region of `region` bytes, its seed taken
+/// from the region, reading only the words in `scope`.
 fn sampling_params(
-    n_words: u64,
-    reads: u32,
     region: u64,
+    reads: u32,
     scope: std::ops::Range<u64>,
 ) -> Result<SamplingParams, GpuError> {
-    SamplingParams::new(n_words, reads, 0x5eed_u64 ^ region)
+    SamplingParams::new(region / 4, reads, 0x5eed_u64 ^ region)
         .and_then(|p| p.with_scope(scope))
         .map_err(|e| GpuError::Check(format!("sampling parameters: {e}")))
 }
@@ -423,7 +422,7 @@ impl Gpu {
     /// timed launches after a warm-up, the sum checked against the CPU once.
     pub fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
         let n_words = region / 4;
-        let params = sampling_params(n_words, sampling_reads(kind), region, 0..n_words)?;
+        let params = sampling_params(region, sampling_reads(kind), 0..n_words)?;
         let seconds = self.time_sampling(kind, region, params)?;
         Ok(self.draws(&params) / seconds)
     }
@@ -441,18 +440,13 @@ impl Gpu {
         // the sum well under a second.
         let (full, sparse) = if kind == MemoryKind::Device {
             (
-                sampling_params(n_words, 1024, region, 0..n_words)?,
-                sampling_params(
-                    n_words,
-                    1024,
-                    region,
-                    0..(n_words / DRAW_SCOPE_SHARE).max(1),
-                )?,
+                sampling_params(region, 1024, 0..n_words)?,
+                sampling_params(region, 1024, 0..(n_words / DRAW_SCOPE_SHARE).max(1))?,
             )
         } else {
             (
-                sampling_params(n_words, sampling_reads(kind), region, 0..n_words)?,
-                sampling_params(n_words, 1024, region, 0..1)?,
+                sampling_params(region, sampling_reads(kind), 0..n_words)?,
+                sampling_params(region, 1024, 0..1)?,
             )
         };
         let read_s = self.time_sampling(kind, region, full)? / self.draws(&full);
