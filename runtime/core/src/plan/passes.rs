@@ -50,7 +50,16 @@ pub(crate) fn cheapest(
     granule: u64,
     cost: impl Fn(Split) -> f64,
 ) -> Option<(Split, f64)> {
-    splits(region, granule)
+    cheapest_of(splits(region, granule), cost)
+}
+
+/// Of `splits` (fewest passes first), the one of least `cost` and that cost; on a tie the
+/// fewer passes. `None` when there are none.
+pub(crate) fn cheapest_of(
+    splits: impl IntoIterator<Item = Split>,
+    cost: impl Fn(Split) -> f64,
+) -> Option<(Split, f64)> {
+    splits
         .into_iter()
         .map(|s| (s, cost(s)))
         .fold(None, |best, (s, c)| match best {

@@ -7,14 +7,25 @@ use super::passes::{self, Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
-use crate::profile::{CachePath, MemoryKind, Profile};
+use crate::profile::{CachePath, MemoryKind, Profile, TlbKind};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of one sampled value: the sampling kernel reads 4-byte words.
 pub const READ_BYTES: u64 = 4;
 
-/// A kernel launch costs about one hit read per thread (a few microseconds on a full GPU).
-const LAUNCH_COST: f64 = 1.0;
+/// Seconds between two passes' kernels on one stream, besides the last read's latency
+/// (assumed: extra zero-copy passes on H200s cost 1.5 to 7 µs each beyond it in session
+/// 4's sweeps).
+const LAUNCH_SECONDS: f64 = 2e-6;
+
+/// Below [`MIN_GAIN`], a split that keeps every pass within the reach of the fastest TLB
+/// level the region overflows is still taken when, even if the misses it avoids cost
+/// nothing, it is at most this many times slower than one pass, and its predicted gain
+/// outweighs that loss. The latency
+/// model prices those misses low (seed 000 §2.3: 4.3x measured where latencies add to
+/// 1.4x); where passes are nearly free (zero-copy reads, 500 times a draw) the bet is
+/// cheap, and on three H200s it gained 0 to 8% at 64-256 MiB of pinned memory.
+const TLB_REACH_RISK: f64 = 1.02;
 
 /// Threads of a sampling launch per SM: the runtime's grid (`memtune::launch::sampling_grid`,
 /// 4 blocks of 256), which the probe's random-access curve uses too.
@@ -91,11 +102,11 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     }
 
     // Seconds per read, GPU-wide: the reads at the scope's rate and every pass drawing the
-    // whole stream, plus one launch per pass spread over a thread's reads. A measured draw
-    // cost overlaps the reads, as memtune's kernel was measured to; the assumed one is added
-    // for every pass after the first, as seed 000's P100 results were calibrated.
+    // whole stream, plus each pass's fixed cost spread over the stream's reads. A measured
+    // draw cost overlaps the reads, as memtune's kernel was measured to; the assumed one is
+    // added for every pass after the first, as seed 000's P100 results were calibrated.
     let draw = DrawCost::of(translation.curve, hit);
-    let launch = LAUNCH_COST * hit / f64::from(workload.reads_per_thread);
+    let launch = pass_seconds(profile, &translation) / stream_reads(profile, workload);
     let cold = ColdReads::of(profile, workload);
     if let Some(c) = &cold {
         reasons.push(c.describe());
@@ -104,25 +115,25 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         Some(c) => c.seconds(&cost, scope),
         None => cost.seconds(scope),
     };
-    let pass_time = |scope: u64, passes: u32| {
+    let pass_time = |read_seconds: f64, passes: u32| {
         let p = f64::from(passes);
         let work = if draw.measured {
-            overlapped(read(scope), p * draw.seconds)
+            overlapped(read_seconds, p * draw.seconds)
         } else {
-            read(scope) + (p - 1.0) * draw.seconds
+            read_seconds + (p - 1.0) * draw.seconds
         };
         work + p * launch
     };
-    let one_pass = pass_time(region, 1);
-    let scoped = |s: Split| pass_time(s.scope_bytes, s.passes);
-    let Some((best, best_time)) = passes::cheapest(region, translation.granule(region), scoped)
-    else {
+    let one_pass = pass_time(read(region), 1);
+    let scoped = |s: Split| pass_time(read(s.scope_bytes), s.passes);
+    let granule = translation.granule(region);
+    let Some((best, best_time)) = passes::cheapest(region, granule, scoped) else {
         reasons.push("the region fits in one page: not scoped".to_string());
         return Ok(unscoped(reasons));
     };
     let speedup = one_pass / best_time;
     let weigh = format!(
-        "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each pass redraws the stream at {:.3} per read (draw cost {}), {}",
+        "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each pass redraws the stream at {:.3} per read (draw cost {}), {}, and costs {:.1} µs to launch and drain",
         read(region) / hit,
         bytes(best.scope_bytes),
         read(best.scope_bytes) / hit,
@@ -133,28 +144,122 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         } else {
             "added to the reads"
         },
+        launch * stream_reads(profile, workload) * 1e6,
     );
     reasons.push(weigh);
-    if speedup < MIN_GAIN {
+    let chosen = if speedup >= MIN_GAIN {
+        Some((best, speedup))
+    } else {
         reasons.push(format!(
-            "the best split, {} passes of {}, is predicted {speedup:.2}x: under the {MIN_GAIN}x worth acting on, not scoped",
+            "the best split, {} passes of {}, is predicted {speedup:.2}x: under the {MIN_GAIN}x worth acting on",
             best.passes,
             bytes(best.scope_bytes)
         ));
+        let within = HostTranslation::of(&translation, &cost).and_then(|host| {
+            let reach = host.fastest_overflowed(region)?;
+            let translated = |scope: u64| read(scope) * host.factor(scope);
+            let one_pass = pass_time(translated(region), 1);
+            let fits = passes::splits(region, granule)
+                .into_iter()
+                .filter(|s| s.scope_bytes <= reach);
+            let (s, time) =
+                passes::cheapest_of(fits, |s| pass_time(translated(s.scope_bytes), s.passes))?;
+            let at_worst = pass_time(read(region), s.passes) / pass_time(read(region), 1);
+            reasons.push(format!(
+                "{}; {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster, and {:.3}x slower than one pass if the misses they avoid cost nothing (taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
+                host.describe(region),
+                s.passes,
+                bytes(s.scope_bytes),
+                bytes(reach),
+                one_pass / time,
+                at_worst
+            ));
+            let gain = one_pass / time;
+            (gain > at_worst && at_worst <= TLB_REACH_RISK).then_some((s, gain))
+        });
+        if within.is_none() {
+            reasons.push("not scoped".to_string());
+        }
+        within
+    };
+    let Some((split, speedup)) = chosen else {
         return Ok(unscoped(reasons));
-    }
+    };
     reasons.push(format!(
         "{} passes of {}: {}; predicted {speedup:.2}x faster than one pass",
-        best.passes,
-        bytes(best.scope_bytes),
-        translation.effect_of_scope(region, best.scope_bytes)
+        split.passes,
+        bytes(split.scope_bytes),
+        translation.effect_of_scope(region, split.scope_bytes)
     ));
     Ok(SamplingPlan {
-        scope_bytes: best.scope_bytes,
-        passes: best.passes,
+        scope_bytes: split.scope_bytes,
+        passes: split.passes,
         predicted_speedup: speedup,
         reasons,
     })
+}
+
+/// Reads of one pass of the stream: every thread of the runtime's grid, `reads_per_thread`
+/// each.
+fn stream_reads(profile: &Profile, w: &SamplingWorkload) -> f64 {
+    let sm_count = u64::from(profile.device.sm_count.max(1));
+    (sm_count * THREADS_PER_SM) as f64 * f64::from(w.reads_per_thread)
+}
+
+/// Seconds a pass costs whatever it reads: its launch, and its last read's latency (the
+/// next pass starts when this one drains), from the kind's TLB base latency and the SM
+/// clock when the profile has both.
+fn pass_seconds(profile: &Profile, translation: &Translation) -> f64 {
+    let clock_hz = profile.device.sm_clock_khz as f64 * 1e3;
+    let latency = match translation.tlb {
+        Some(t) if clock_hz > 0.0 && t.base_latency_cycles > 0.0 => {
+            t.base_latency_cycles / clock_hz
+        }
+        _ => 0.0,
+    };
+    LAUNCH_SECONDS + latency
+}
+
+/// Translation misses of mapped host memory, priced on top of its curve. The GPU
+/// translates zero-copy reads through page tables of the allocation's own layout: the
+/// probes of three H200s found first-level pages of 4, 8 and 16 KiB, and the benchmark's
+/// allocation ran unscoped 0-10% slower than the probe's curve at 128-512 MiB. So the
+/// curve, measured on the probe's allocation, does not carry translation over to another;
+/// each TLB level's misses add their penalty to a read's base latency, as a share of it.
+struct HostTranslation<'a> {
+    tlb: &'a TlbKind,
+    /// The latency model with a hit costing 1: a read's cost relative to a hit.
+    latency: ReadCost,
+}
+
+impl<'a> HostTranslation<'a> {
+    /// For pinned memory priced by a measured curve, with TLB levels; `None` otherwise
+    /// (device memory's 2 MiB pages are the driver's, which the curve captures).
+    fn of(translation: &Translation<'a>, cost: &ReadCost) -> Option<HostTranslation<'a>> {
+        if translation.kind != MemoryKind::Pinned || !cost.is_measured() {
+            return None;
+        }
+        let tlb = translation.tlb?;
+        let latency = ReadCost::from_tlb(tlb, 1.0)?;
+        Some(HostTranslation { tlb, latency })
+    }
+
+    /// The reach of the fastest TLB level that `region` overflows.
+    fn fastest_overflowed(&self, region: u64) -> Option<u64> {
+        let reaches = self.tlb.levels.iter().map(|l| l.reach_bytes);
+        reaches.filter(|&r| r < region).min()
+    }
+
+    fn factor(&self, scope: u64) -> f64 {
+        self.latency.seconds(scope)
+    }
+
+    fn describe(&self, region: u64) -> String {
+        format!(
+            "mapped host pages translate as each allocation lays them out, which the probe's curve cannot carry over: TLB misses priced on top of it, {:.1}% over the region",
+            100.0 * (self.factor(region) - 1.0)
+        )
+    }
 }
 
 /// The reads of a pass that find their sector cold. The curve measures each region with
@@ -204,11 +309,9 @@ impl ColdReads {
         };
         let private = largest(false).unwrap_or(0);
         let all = largest(true).into_iter().chain([private]).max()?;
-        let sm_count = profile.device.sm_count.max(1);
-        let draws = (u64::from(sm_count) * THREADS_PER_SM) as f64 * f64::from(w.reads_per_thread);
         Some(ColdReads {
-            per_sector: draws * SECTOR_BYTES / w.region_bytes as f64,
-            sm_count: f64::from(sm_count),
+            per_sector: stream_reads(profile, w) * SECTOR_BYTES / w.region_bytes as f64,
+            sm_count: f64::from(profile.device.sm_count.max(1)),
             private,
             largest: all,
         })

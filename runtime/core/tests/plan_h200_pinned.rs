@@ -1,0 +1,136 @@
+//! Zero-copy sampling plans from the profiles of three H200s recorded in session 4, against
+//! the scoped sweeps the benchmark measured on each of those machines. Unscoped passes over
+//! 64-256 MiB of pinned memory ran 0-8% slower there than passes kept within the first
+//! pinned TLB level's reach (24-60 MiB), which the probe's flat curve does not show.
+
+use memtune_core::plan::sampling::{self, SamplingPlan, SamplingWorkload};
+use memtune_core::profile::{MemoryKind, Profile, Section};
+use memtune_core::store::load_path;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const MIB: u64 = 1 << 20;
+
+/// (profile, the benchmark's sampling JSON) of each machine.
+const MACHINES: [(&str, &str); 3] = [
+    (
+        "2026-11-22-h200-session4-final/profiles/GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
+        "2026-11-22-h200-session4-final/bench/bench-sampling.json",
+    ),
+    (
+        "2026-11-22-h200-session4-rerun/profiles/GPU-31a92612-4ba4-ebad-172e-9bcefcd10d9c.json",
+        "2026-11-22-h200-session4-rerun/bench/bench-sampling.json",
+    ),
+    (
+        "2026-11-22-h200-session4-curve/profiles/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
+        "2026-11-22-h200-session4-curve/sweep-only/bench-sampling.json",
+    ),
+];
+
+fn results(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../benchmarks/results")
+        .join(path)
+}
+
+/// The benchmark's zero-copy workload: 16 reads a thread.
+fn plan(p: &Profile, region_bytes: u64) -> SamplingPlan {
+    let w = SamplingWorkload {
+        region_bytes,
+        memory: MemoryKind::Pinned,
+        reads_per_thread: 16,
+    };
+    sampling::plan(p, &w).unwrap()
+}
+
+fn first_pinned_reach(p: &Profile) -> u64 {
+    let Section::Measured(tlb) = &p.tlb.pinned else {
+        panic!("the recorded profiles have pinned TLB levels");
+    };
+    tlb.levels.iter().map(|l| l.reach_bytes).min().unwrap()
+}
+
+/// The benchmark's label of a plan, as its JSON writes configurations.
+fn label(plan: &SamplingPlan) -> String {
+    if plan.passes == 1 {
+        return "1 pass".to_string();
+    }
+    let scope = plan.scope_bytes;
+    let size = if scope % (1 << 30) == 0 {
+        format!("{} GiB", scope >> 30)
+    } else {
+        format!("{} MiB", scope >> 20)
+    };
+    format!("{} passes x {size}", plan.passes)
+}
+
+#[test]
+fn regions_over_the_first_pinned_tlb_reach_stay_within_it() {
+    for (profile, _) in MACHINES {
+        let p = load_path(&results(profile)).unwrap();
+        let reach = first_pinned_reach(&p);
+        for region in [64 * MIB, 128 * MIB, 256 * MIB] {
+            let plan = plan(&p, region);
+            if region <= reach {
+                assert_eq!(plan.passes, 1, "{profile}: {plan:#?}");
+                continue;
+            }
+            assert!(plan.scope_bytes <= reach, "{profile}: {plan:#?}");
+            assert!(
+                plan.reasons
+                    .iter()
+                    .any(|r| r.contains("stay within the TLB reach")),
+                "{plan:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn without_a_miss_penalty_nothing_is_bet_on_the_reach() {
+    // The bet is priced by the levels' penalties: with none, scoping 128 MiB gains nothing.
+    let (profile, _) = MACHINES[1];
+    let mut p = load_path(&results(profile)).unwrap();
+    let Section::Measured(tlb) = &mut p.tlb.pinned else {
+        panic!("the recorded profiles have pinned TLB levels");
+    };
+    for level in &mut tlb.levels {
+        level.miss_penalty_cycles = 0.0;
+    }
+    let plan = plan(&p, 128 * MIB);
+    assert_eq!(plan.passes, 1, "{plan:#?}");
+}
+
+#[test]
+fn plans_are_within_5_percent_of_each_machines_swept_best() {
+    let mut compared = 0;
+    for (profile, bench) in MACHINES {
+        let p = load_path(&results(profile)).unwrap();
+        let text = std::fs::read_to_string(results(bench)).unwrap();
+        let json: Value = serde_json::from_str(&text).unwrap();
+        let rows = json["rows"].as_array().unwrap();
+        for row in rows
+            .iter()
+            .filter(|r| r["case"].as_str().unwrap().starts_with("pinned"))
+        {
+            let sweep = row["sweep"].as_array().unwrap();
+            let ms = |s: &Value| s["median_ms"].as_f64().unwrap();
+            let best = sweep.iter().map(ms).fold(f64::INFINITY, f64::min);
+            let plan = plan(&p, row["size_bytes"].as_u64().unwrap());
+            let name = label(&plan);
+            // Plans between the sweep's powers of two were not measured there.
+            let Some(measured) = sweep.iter().find(|s| s["config"] == name.as_str()) else {
+                continue;
+            };
+            let ratio = ms(measured) / best;
+            assert!(
+                ratio <= 1.05,
+                "{bench}, {}: planned {name}, {ratio:.3}x the best",
+                row["case"]
+            );
+            compared += 1;
+        }
+    }
+    // Most plans are configurations the sweeps measured.
+    assert!(compared >= 12, "only {compared} plans were in the sweeps");
+}
