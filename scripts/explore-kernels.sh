@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kernel-structure experiments (scripts/explore/kernels.cu) on the GPU machine: builds with
-# the machine's nvcc for sm_90 and runs the stencil, pinned-atomic and sampling suites.
-# Usage (on the GPU machine): bash scripts/explore-kernels.sh OUTDIR [stencil|atomics|sampling]
+# the machine's nvcc for sm_90 and runs the stencil, pinned-atomic, sampling and zero-copy sampling suites.
+# Usage (on the GPU machine): bash scripts/explore-kernels.sh OUTDIR [stencil|atomics|sampling|pinned]
 set -euo pipefail
 out="${1:?usage: scripts/explore-kernels.sh OUTDIR [suite]}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

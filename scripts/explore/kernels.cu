@@ -541,11 +541,109 @@ static void pinned_atomic_suite()
     }
 }
 
+// ---------------------------------------------------------------- zero-copy sampling ----
+
+// Nonzero words from the index: the probe fills its buffer on the GPU like this.
+__global__ void fill_words(unsigned* a, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long h = (i + 1) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 31;
+        a[i] = (unsigned)(h >> 32) | 1u;
+    }
+}
+
+// Why does one unscoped pass over 128-512 MiB of mapped pinned memory run slower in the
+// benchmark than in the probe's curve, and slower than passes of 16-64 MiB scopes? Times
+// memtune's sampling structure (unroll 8, 4 blocks of 256 a SM, 16 reads a thread) over:
+// an 8 GiB buffer filled by the CPU (as the benchmark's), one filled by the GPU (as the
+// probe's), regions at its start and 4 GiB in, and buffers of exactly the region; with
+// scopes, with 8 and 32 reads a thread (pressure on the link), and one pass again at the end.
+static void pinned_sampling_suite()
+{
+    const size_t big = 8ull << 30;
+    unsigned long long* sum;
+    CK(cudaMalloc(&sum, 8));
+    auto alloc = [](size_t bytes, unsigned** host, unsigned** dev) {
+        CK(cudaHostAlloc((void**)host, bytes, cudaHostAllocMapped));
+        CK(cudaHostGetDevicePointer((void**)dev, *host, 0));
+    };
+    auto cpu_fill = [](unsigned* h, size_t words) {
+        unsigned long long x = 0x5a3b;
+        for (size_t i = 0; i < words; ++i) {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            h[i] = (unsigned)((x * 0x2545f4914f6cdd1dull) >> 32) | 1u;
+        }
+    };
+    unsigned blocks = g_sms * 4;
+    double threads = (double)blocks * 256;
+    // Times `passes` scopes over `n` words at `data`; checks the sum against 1 pass.
+    auto time = [&](const char* buf, unsigned* data, size_t off_mib, unsigned long long n,
+                    int passes, unsigned reads, unsigned long long* want) {
+        unsigned long long scope = (n + passes - 1) / passes;
+        auto run = [&] {
+            for (int k = 0; k < passes; ++k) {
+                SP p{n, 0x5eedull, k * scope, std::min(n, (k + 1) * scope), reads};
+                sampling<8><<<blocks, 256>>>(data, sum, p);
+            }
+        };
+        CK(cudaMemset(sum, 0, 8));
+        run();
+        CK(cudaGetLastError());
+        unsigned long long got;
+        CK(cudaMemcpy(&got, sum, 8, cudaMemcpyDeviceToHost));
+        if (*want == 0) *want = got;
+        float ms = median_ms(run, 9);
+        printf("zero-copy %-10s +%4zu MiB %4llu MiB p=%-2d r=%-2u %7.3f ms %6.3f Gread/s %s\n",
+               buf, off_mib, (n * 4) >> 20, passes, reads, ms, threads * reads / (ms * 1e6),
+               got == *want ? "ok" : (reads == 16 ? "SUM-MISMATCH" : "(other stream)"));
+        fflush(stdout);
+    };
+    // One region: 1 pass, scopes, other pressures, and 1 pass again.
+    auto region_set = [&](const char* buf, unsigned* base, size_t off_mib, size_t mib) {
+        unsigned* data = base + (off_mib << 18);
+        unsigned long long n = (unsigned long long)mib << 18, want = 0, other = 0;
+        time(buf, data, off_mib, n, 1, 16, &want);
+        for (int p : {2, 4, 8})
+            if (mib / p >= 16) time(buf, data, off_mib, n, p, 16, &want);
+        time(buf, data, off_mib, n, 1, 8, &other);
+        other = 0;
+        time(buf, data, off_mib, n, 1, 32, &other);
+        time(buf, data, off_mib, n, 1, 16, &want);
+    };
+    unsigned *h_cpu, *d_cpu, *h_gpu, *d_gpu;
+    alloc(big, &h_cpu, &d_cpu);
+    cpu_fill(h_cpu, big / 4);
+    alloc(big, &h_gpu, &d_gpu);
+    fill_words<<<4096, 256>>>(d_gpu, big / 4);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    for (size_t mib : {64, 128, 256, 512}) {
+        region_set("cpu-filled", d_cpu, 0, mib);
+        region_set("gpu-filled", d_gpu, 0, mib);
+        region_set("cpu-filled", d_cpu, 4096, mib);
+    }
+    CK(cudaFreeHost(h_cpu));
+    CK(cudaFreeHost(h_gpu));
+    for (size_t mib : {128, 256}) {
+        unsigned *h, *d;
+        alloc(mib << 20, &h, &d);
+        cpu_fill(h, (mib << 20) / 4);
+        region_set("exact", d, 0, mib);
+        CK(cudaFreeHost(h));
+    }
+    CK(cudaFree(sum));
+}
+
 int main(int argc, char** argv)
 {
     bool do_stencil = argc < 2 || strcmp(argv[1], "stencil") == 0;
     bool do_sampling = argc < 2 || strcmp(argv[1], "sampling") == 0;
     bool do_atomics = argc < 2 || strcmp(argv[1], "atomics") == 0;
+    bool do_pinned = argc < 2 || strcmp(argv[1], "pinned") == 0;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     g_sms = prop.multiProcessorCount;
@@ -570,5 +668,6 @@ int main(int argc, char** argv)
     }
     if (do_atomics) pinned_atomic_suite();
     if (do_sampling) sampling_suite();
+    if (do_pinned) pinned_sampling_suite();
     return 0;
 }
