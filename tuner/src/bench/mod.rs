@@ -1,7 +1,8 @@
 //! `cargo tune bench sampling|grouping|stencil|all`: on a GPU, for each workload size, the
 //! untuned kernel, the tuned one (the planner's choice for the profile) and the best of an
 //! exhaustive sweep, timed in the same run with CUDA events (kernel work only, inputs
-//! resident, median of 5 runs after a warm-up), with every version's result checked
+//! resident, median of 5 runs after a warm-up; sampling's configurations in two rounds of 5,
+//! taken in turn), with every version's result checked
 //! against the others' before its time is reported.
 
 pub mod sweep;
@@ -21,6 +22,10 @@ use sweep::{Check, Measured, Row};
 
 /// Timed runs after the warm-up.
 const RUNS: usize = 5;
+/// Rounds of [`RUNS`] for sampling: its zero-copy configurations differ by a few percent,
+/// as much as one configuration's time wandered over seconds on an H200 (2-5%, session 5's
+/// zero-copy exploration), so every configuration is timed once a round, in turn.
+const SAMPLING_ROUNDS: usize = 2;
 /// Bytes of the device-to-device copy that gives the reference bandwidth.
 const COPY_BYTES: u64 = 1 << 30;
 
@@ -54,6 +59,8 @@ pub struct BenchArgs {
 /// One workload's results.
 struct Report {
     workload: &'static str,
+    /// Rounds of [`RUNS`] each configuration was timed in.
+    rounds: usize,
     rows: Vec<Row>,
     errors: Vec<String>,
     checks: Vec<Check>,
@@ -122,6 +129,7 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
                             "digest": profile.digest, "source": source,
                             "simulated": profile.is_simulated()},
                 "runs": RUNS,
+                "rounds": r.rounds,
                 "device_copy": {"bytes": COPY_BYTES, "median_ms": copy.median_ms(),
                                 "runs_ms": copy.runs_ms, "gb_per_s": copy_gbs},
                 "rows": r.rows,
@@ -203,8 +211,12 @@ fn measured(config: String, result: String, t: Timing) -> Measured {
     }
 }
 
-/// Measures the untuned and tuned configurations and the sweep, each label once.
-/// A failing untuned or tuned version fails the row; a failing sweep entry is skipped.
+/// Measures the untuned and tuned configurations and the sweep, each label once a round,
+/// in turn, for `rounds` rounds of [`RUNS`] runs whose runs are pooled: slow drift then
+/// falls on every configuration alike. A failing untuned or tuned version fails the row; a
+/// failing sweep entry is skipped. A result that changes between rounds is kept as both,
+/// so that it disagrees with the others.
+#[allow(clippy::too_many_arguments)]
 fn row<C>(
     case: String,
     size: u64,
@@ -212,29 +224,50 @@ fn row<C>(
     tuned: C,
     sweep: Vec<C>,
     label: impl Fn(&C) -> String,
+    rounds: usize,
     mut measure: impl FnMut(&C) -> Result<(String, Timing), LaunchError>,
 ) -> Result<Row, LaunchError> {
-    let mut done: Vec<Measured> = Vec::new();
-    let mut get = |c: &C| -> Result<Measured, LaunchError> {
+    let required = [label(&untuned), label(&tuned)];
+    let mut configs: Vec<(String, &C)> = Vec::new();
+    for c in [&untuned, &tuned].into_iter().chain(&sweep) {
         let name = label(c);
-        if let Some(m) = done.iter().find(|m| m.config == name) {
-            return Ok(m.clone());
-        }
-        let (result, t) = measure(c)?;
-        let m = measured(name, result, t);
-        done.push(m.clone());
-        Ok(m)
-    };
-    let u = get(&untuned)?;
-    let t = get(&tuned)?;
-    let mut swept = Vec::new();
-    let mut skipped = Vec::new();
-    for c in &sweep {
-        match get(c) {
-            Ok(m) => swept.push(m),
-            Err(e) => skipped.push(format!("{}: {e}", label(c))),
+        if !configs.iter().any(|(n, _)| *n == name) {
+            configs.push((name, c));
         }
     }
+    let mut pooled: Vec<Option<(String, Timing)>> = configs.iter().map(|_| None).collect();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut failed = vec![false; configs.len()];
+    for _ in 0..rounds {
+        for (i, (name, c)) in configs.iter().enumerate() {
+            if failed[i] {
+                continue;
+            }
+            match (measure(c), &mut pooled[i]) {
+                (Ok((result, t)), Some((first, p))) => {
+                    if result != *first {
+                        *first = format!("{first} (then {result})");
+                    }
+                    p.runs_ms.extend(t.runs_ms);
+                }
+                (Ok(m), slot) => *slot = Some(m),
+                (Err(e), _) if required.contains(name) => return Err(e),
+                (Err(e), slot) => {
+                    skipped.push(format!("{name}: {e}"));
+                    failed[i] = true;
+                    *slot = None;
+                }
+            }
+        }
+    }
+    let get = |name: &str| {
+        let i = configs.iter().position(|(n, _)| n == name)?;
+        let (result, t) = pooled[i].clone()?;
+        Some(measured(name.to_string(), result, t))
+    };
+    let [u, t] =
+        required.map(|n| get(&n).expect("a required version is measured or fails the row"));
+    let swept = sweep.iter().filter_map(|c| get(&label(c))).collect();
     Ok(Row::new(case, size, u, t, swept, skipped))
 }
 
@@ -302,6 +335,7 @@ fn bench_sampling(
                 tuned,
                 sweep::sampling_sweep(size),
                 sweep::sampling_label,
+                SAMPLING_ROUNDS,
                 |plan| {
                     let (sum, t) =
                         rt.time_sampling(&region, Some(size / 4), reads, 0x5eed, plan, RUNS)?;
@@ -315,7 +349,7 @@ fn bench_sampling(
         }
         drop(region);
     }
-    Ok(finish("sampling", rows, errors, None))
+    Ok(finish("sampling", SAMPLING_ROUNDS, rows, errors, None))
 }
 
 fn bench_grouping(
@@ -379,6 +413,7 @@ fn bench_grouping(
             tuned,
             sweep::grouping_sweep(table),
             sweep::grouping_label,
+            1,
             |plan| {
                 let (d, t) = rt.time_grouping(&input, capacity, plan, table_memory, RUNS)?;
                 Ok((
@@ -392,7 +427,7 @@ fn bench_grouping(
             Err(e) => errors.push(format!("{case}: {e}")),
         }
     }
-    Ok(finish("grouping", rows, errors, None))
+    Ok(finish("grouping", 1, rows, errors, None))
 }
 
 fn bench_stencil(
@@ -448,6 +483,7 @@ fn bench_stencil(
                 tuned,
                 candidates,
                 sweep::stencil_label,
+                1,
                 |plan| {
                     let (digest, t) = match dtype {
                         Dtype::F32 => rt.time_stencil_f32(&input, dims, repeats, plan, RUNS)?,
@@ -469,11 +505,12 @@ fn bench_stencil(
             }
         }
     }
-    Ok(finish("stencil", rows, errors, Some(copy_gbs)))
+    Ok(finish("stencil", 1, rows, errors, Some(copy_gbs)))
 }
 
 fn finish(
     workload: &'static str,
+    rounds: usize,
     rows: Vec<Row>,
     errors: Vec<String>,
     copy_gbs: Option<f64>,
@@ -488,6 +525,7 @@ fn finish(
     }
     Report {
         workload,
+        rounds,
         rows,
         errors,
         checks,
@@ -587,5 +625,84 @@ fn chart(device: &str, r: &Report) -> Chart {
         y_label: "median ms".to_string(),
         series,
         markers: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A fake measurement: the config's number as the result, one run per call whose time
+    /// is the call's position in the sequence of calls.
+    fn fake(calls: &RefCell<Vec<u32>>, c: &u32) -> Result<(String, Timing), LaunchError> {
+        let mut calls = calls.borrow_mut();
+        calls.push(*c);
+        if *c == 9 {
+            return Err(LaunchError::BadSize("config 9 cannot run".into()));
+        }
+        let ms = calls.len() as f64;
+        Ok(("sum".to_string(), Timing { runs_ms: vec![ms] }))
+    }
+
+    #[test]
+    fn rounds_time_every_config_in_turn_and_pool_their_runs() {
+        let calls = RefCell::new(Vec::new());
+        let r = row(
+            "case".into(),
+            1,
+            1u32,
+            2,
+            vec![1, 3, 9],
+            |c| c.to_string(),
+            2,
+            |c| fake(&calls, c),
+        )
+        .unwrap();
+        // Each label once a round, the failing sweep entry only until it fails.
+        assert_eq!(*calls.borrow(), vec![1, 2, 3, 9, 1, 2, 3]);
+        assert_eq!(r.untuned.runs_ms, vec![1.0, 5.0]);
+        assert_eq!(r.tuned.runs_ms, vec![2.0, 6.0]);
+        assert_eq!(r.sweep.len(), 2, "{:?}", r.sweep);
+        assert_eq!(r.skipped.len(), 1);
+        assert!(r.results_match);
+    }
+
+    #[test]
+    fn a_result_that_changes_between_rounds_disagrees() {
+        let n = RefCell::new(0);
+        let r = row(
+            "case".into(),
+            1,
+            1u32,
+            2,
+            vec![],
+            |c| c.to_string(),
+            2,
+            |c| {
+                *n.borrow_mut() += 1;
+                let result = if *c == 2 && *n.borrow() > 2 { "b" } else { "a" };
+                Ok((result.to_string(), Timing { runs_ms: vec![1.0] }))
+            },
+        )
+        .unwrap();
+        assert_eq!(r.tuned.result, "a (then b)");
+        assert!(!r.results_match);
+    }
+
+    #[test]
+    fn a_failing_tuned_version_fails_the_row() {
+        let calls = RefCell::new(Vec::new());
+        let r = row(
+            "case".into(),
+            1,
+            1u32,
+            9,
+            vec![],
+            |c| c.to_string(),
+            2,
+            |c| fake(&calls, c),
+        );
+        assert!(r.is_err());
     }
 }
