@@ -557,9 +557,10 @@ __global__ void fill_words(unsigned* a, unsigned long long n)
 // Why does one unscoped pass over 128-512 MiB of mapped pinned memory run slower in the
 // benchmark than in the probe's curve, and slower than passes of 16-64 MiB scopes? Times
 // memtune's sampling structure (unroll 8, 4 blocks of 256 a SM, 16 reads a thread) over:
-// an 8 GiB buffer filled by the CPU (as the benchmark's), one filled by the GPU (as the
-// probe's), regions at its start and 4 GiB in, and buffers of exactly the region; with
-// scopes, with 8 and 32 reads a thread (pressure on the link), and one pass again at the end.
+// 8 GiB buffers filled by the CPU (random words; copies of one 64 MiB block, as the
+// benchmark's) or by the GPU (as the probe's), then rewritten by the other side; regions at
+// the start and 4 GiB in; buffers of exactly the region. With scopes, with 8 and 32 reads a
+// thread (pressure on the link), and one pass again at the end.
 static void pinned_sampling_suite()
 {
     const size_t big = 8ull << 30;
@@ -614,20 +615,44 @@ static void pinned_sampling_suite()
         time(buf, data, off_mib, n, 1, 32, &other);
         time(buf, data, off_mib, n, 1, 16, &want);
     };
-    unsigned *h_cpu, *d_cpu, *h_gpu, *d_gpu;
+    // Three 8 GiB buffers: CPU-written random words, GPU-written words, and CPU-written
+    // copies of one 64 MiB block (the benchmark's buffer); then each rewritten by the other
+    // side, and timed again.
+    const size_t block = 16u << 20;
+    auto cpu_periodic = [&](unsigned* h, size_t words) {
+        cpu_fill(h, block);
+        for (size_t at = block; at < words; at += block)
+            memcpy(h + at, h, std::min(block, words - at) * 4);
+    };
+    auto gpu_fill = [&](unsigned* d, size_t words) {
+        fill_words<<<4096, 256>>>(d, words);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+    };
+    unsigned *h_cpu, *d_cpu, *h_gpu, *d_gpu, *h_per, *d_per;
     alloc(big, &h_cpu, &d_cpu);
     cpu_fill(h_cpu, big / 4);
     alloc(big, &h_gpu, &d_gpu);
-    fill_words<<<4096, 256>>>(d_gpu, big / 4);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    gpu_fill(d_gpu, big / 4);
+    alloc(big, &h_per, &d_per);
+    cpu_periodic(h_per, big / 4);
     for (size_t mib : {64, 128, 256, 512}) {
         region_set("cpu-filled", d_cpu, 0, mib);
         region_set("gpu-filled", d_gpu, 0, mib);
+        region_set("cpu-64MiB", d_per, 0, mib);
         region_set("cpu-filled", d_cpu, 4096, mib);
+    }
+    gpu_fill(d_cpu, big / 4);
+    cpu_fill(h_gpu, big / 4);
+    gpu_fill(d_per, big / 4);
+    for (size_t mib : {64, 128, 256}) {
+        region_set("cpu>gpu", d_cpu, 0, mib);
+        region_set("gpu>cpu", d_gpu, 0, mib);
+        region_set("64MiB>gpu", d_per, 0, mib);
     }
     CK(cudaFreeHost(h_cpu));
     CK(cudaFreeHost(h_gpu));
+    CK(cudaFreeHost(h_per));
     for (size_t mib : {128, 256}) {
         unsigned *h, *d;
         alloc(mib << 20, &h, &d);
