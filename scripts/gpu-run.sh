@@ -35,8 +35,6 @@ step show "$bundle/cargo-tune" show
 # The quick probe's budget (15 s), into its own cache so the full profile above is kept.
 step tune-quick env MEMTUNE_CACHE_DIR="$out/profiles-quick" "$bundle/cargo-tune" --quick
 for t in "$bundle"/tests/*; do
-    # The simulator's tests need no GPU (CI runs them) and take about 40 s here.
-    case "$(basename "$t")" in *-sim_*) continue ;; esac
     step "tests/$(basename "$t")" "$t" --test-threads=1
 done
 # tuned-app built elsewhere with another device's profile: it must re-plan here.
