@@ -1,8 +1,10 @@
-//! Zero-copy sampling plans from the profiles of three H200s recorded in session 4, against
-//! the scoped sweeps the benchmark measured on each of those machines. Unscoped passes over
+//! Zero-copy plans from the profiles of three H200s recorded in session 4, against the
+//! scoped sweeps the benchmark measured on each of those machines. Unscoped passes over
 //! 64-256 MiB of pinned memory ran 0-8% slower there than passes kept within the first
-//! pinned TLB level's reach (24-60 MiB), which the probe's flat curve does not show.
+//! pinned TLB level's reach (24-60 MiB), which the probe's flat curve does not show: the
+//! TLB-reach bet (docs/planners.md).
 
+use memtune_core::plan::grouping::{self, Approach, GroupingPlan, GroupingWorkload};
 use memtune_core::plan::sampling::{self, SamplingPlan, SamplingWorkload};
 use memtune_core::profile::{MemoryKind, Profile, Section};
 use memtune_core::store::load_path;
@@ -133,4 +135,36 @@ fn plans_are_within_5_percent_of_each_machines_swept_best() {
     }
     // Most plans are configurations the sweeps measured.
     assert!(compared >= 12, "only {compared} plans were in the sweeps");
+}
+
+/// The benchmark's pinned-table workload at 256 MiB: 16 Mi keys read from pinned memory.
+fn grouping_256(p: &Profile) -> GroupingPlan {
+    let w = GroupingWorkload {
+        table_bytes: 256 * MIB,
+        table_memory: MemoryKind::Pinned,
+        input_memory: MemoryKind::Pinned,
+        input_bytes: Some(16 << 22),
+    };
+    grouping::plan(p, &w).unwrap()
+}
+
+#[test]
+fn a_pinned_table_is_scoped_within_the_first_reach_when_the_bet_pays() {
+    // Session 4's rerun machine: its sweep had copy 8 x 32 MiB within 0.1% of the best
+    // (92.5 ms), one pass 1.4% over it. Session 5's second run: one pass 118.6 ms, copy
+    // 16 x 16 MiB 93.5 ms, the best.
+    let (profile, _) = MACHINES[1];
+    let mut p = load_path(&results(profile)).unwrap();
+    let plan = grouping_256(&p);
+    assert_eq!(plan.approach, Approach::Copy, "{plan:#?}");
+    assert!(plan.scope_bytes <= first_pinned_reach(&p), "{plan:#?}");
+    assert!(
+        plan.reasons.iter().any(|r| r.contains("(taken:")),
+        "{plan:#?}"
+    );
+    // Without pinned TLB levels there is no reach to bet on: one pass, as before the bet.
+    p.tlb.pinned = Section::NotMeasured {
+        reason: "test".into(),
+    };
+    assert_eq!(grouping_256(&p).passes, 1);
 }

@@ -7,6 +7,7 @@
 use super::error::{fits_in_memory, PlanError};
 use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{self, Split, MIN_GAIN};
+use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost};
 use super::translation::Translation;
 use super::units::bytes;
@@ -160,23 +161,28 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
             input + inserts
         }
     };
-    let one_pass = overlap(read_input, cost.seconds(table));
-    let naive = |s: Split| {
+    // A plan's time per key with each insert over a scope of `bytes` costing `insert(bytes)`.
+    let time = |insert: &dyn Fn(u64) -> f64, (approach, split): (Approach, Option<Split>)| {
+        let Some(s) = split.filter(|_| approach != Approach::Unscoped) else {
+            return overlap(read_input, insert(table));
+        };
         let p = f64::from(s.passes);
-        let per_pass = (cost.seconds(s.scope_bytes) + (p - 1.0) * skip) / p;
-        p * overlap(read_input, per_pass)
-    };
-    let copy = |s: Split| {
-        if !workload.buffer_fits(profile, s.passes) {
-            return f64::INFINITY;
+        let inserts = insert(s.scope_bytes);
+        match approach {
+            Approach::Copy if !workload.buffer_fits(profile, s.passes) => f64::INFINITY,
+            Approach::Copy => {
+                let later = (p - 1.0) / p;
+                overlap(read_input, inserts / p + later * move_on_device)
+                    + inserts * later
+                    + (p - 1.0) * later * (move_on_device + skip)
+            }
+            _ => p * overlap(read_input, (inserts + (p - 1.0) * skip) / p),
         }
-        let p = f64::from(s.passes);
-        let later = (p - 1.0) / p;
-        let inserts = cost.seconds(s.scope_bytes);
-        overlap(read_input, inserts / p + later * move_on_device)
-            + inserts * later
-            + (p - 1.0) * later * (move_on_device + skip)
     };
+    let plain = |bytes: u64| cost.seconds(bytes);
+    let one_pass = time(&plain, (Approach::Unscoped, None));
+    let naive = |s: Split| time(&plain, (Approach::Naive, Some(s)));
+    let copy = |s: Split| time(&plain, (Approach::Copy, Some(s)));
     let granule = translation.granule(table);
     let Some(best_naive) = passes::cheapest(table, granule, naive) else {
         reasons.push("the table fits in one page: not scoped".to_string());
@@ -215,7 +221,50 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         draw.source
     ));
 
-    let (approach, Some(split), _) = choice else {
+    // The TLB-reach bet, where the chosen plan's scope overflows the fastest level.
+    let (mut approach, mut split, _) = choice;
+    let scope = split.map_or(table, |s| s.scope_bytes);
+    let host = HostTranslation::of(&translation, true);
+    if let Some((host, reach)) = host
+        .as_ref()
+        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
+    {
+        let translated = |bytes: u64| cost.seconds(bytes) * host.factor(bytes);
+        let within: Vec<(Approach, Option<Split>)> = passes::splits(table, granule)
+            .into_iter()
+            .filter(|s| s.scope_bytes <= reach)
+            .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))])
+            .collect();
+        let bet = reach_bet::weigh(
+            (approach, split),
+            within,
+            |p| time(&|_| plain(scope), p),
+            |p| time(&translated, p),
+        );
+        if let Some(
+            bet @ Bet {
+                candidate: (a, Some(s)),
+                ..
+            },
+        ) = bet
+        {
+            reasons.push(format!(
+                "{}; {} {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster than the choice above, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
+                host.describe(scope),
+                a.as_str(),
+                s.passes,
+                bytes(s.scope_bytes),
+                bytes(reach),
+                bet.gain,
+                bet.at_worst,
+                if bet.taken() { "taken" } else { "not taken" },
+            ));
+            if bet.taken() {
+                (approach, split) = (a, Some(s));
+            }
+        }
+    }
+    let Some(split) = split else {
         reasons.push(format!(
             "no scoped plan is predicted {MIN_GAIN}x faster than one pass: not scoped"
         ));

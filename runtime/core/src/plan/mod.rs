@@ -17,6 +17,7 @@ mod error;
 pub mod grouping;
 mod insert_cost;
 mod passes;
+mod reach_bet;
 mod read_cost;
 pub mod sampling;
 pub mod stencil;

@@ -4,10 +4,11 @@
 
 use super::error::{fits_in_memory, PlanError};
 use super::passes::{self, Split, MIN_GAIN};
+use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
-use crate::profile::{CachePath, MemoryKind, Profile, TlbKind};
+use crate::profile::{CachePath, MemoryKind, Profile};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of one sampled value: the sampling kernel reads 4-byte words.
@@ -17,15 +18,6 @@ pub const READ_BYTES: u64 = 4;
 /// (assumed: extra zero-copy passes on H200s cost 1.5 to 7 µs each beyond it in session
 /// 4's sweeps).
 const LAUNCH_SECONDS: f64 = 2e-6;
-
-/// Below [`MIN_GAIN`], a split that keeps every pass within the reach of the fastest TLB
-/// level the region overflows is still taken when, even if the misses it avoids cost
-/// nothing, it is at most this many times slower than one pass, and its predicted gain
-/// outweighs that loss. The latency
-/// model prices those misses low (seed 000 §2.3: 4.3x measured where latencies add to
-/// 1.4x); where passes are nearly free (zero-copy reads, 500 times a draw) the bet is
-/// cheap, and on three H200s it gained 0 to 8% at 64-256 MiB of pinned memory.
-const TLB_REACH_RISK: f64 = 1.02;
 
 /// Threads of a sampling launch per SM: the runtime's grid (`memtune::launch::sampling_grid`,
 /// 4 blocks of 256), which the probe's random-access curve uses too.
@@ -147,41 +139,63 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         launch * stream_reads(profile, workload) * 1e6,
     );
     reasons.push(weigh);
-    let chosen = if speedup >= MIN_GAIN {
-        Some((best, speedup))
-    } else {
+    // One pass is `None`.
+    let mut chosen = (speedup >= MIN_GAIN).then_some(best);
+    if chosen.is_none() {
         reasons.push(format!(
             "the best split, {} passes of {}, is predicted {speedup:.2}x: under the {MIN_GAIN}x worth acting on",
             best.passes,
             bytes(best.scope_bytes)
         ));
-        let within = HostTranslation::of(&translation, &cost).and_then(|host| {
-            let reach = host.fastest_overflowed(region)?;
-            let translated = |scope: u64| read(scope) * host.factor(scope);
-            let one_pass = pass_time(translated(region), 1);
-            let fits = passes::splits(region, granule)
-                .into_iter()
-                .filter(|s| s.scope_bytes <= reach);
-            let (s, time) =
-                passes::cheapest_of(fits, |s| pass_time(translated(s.scope_bytes), s.passes))?;
-            let at_worst = pass_time(read(region), s.passes) / pass_time(read(region), 1);
+    }
+    // The TLB-reach bet, where the chosen plan's scope overflows the fastest level.
+    let time_of = |read: &dyn Fn(u64) -> f64, plan: Option<Split>| match plan {
+        Some(s) => pass_time(read(s.scope_bytes), s.passes),
+        None => pass_time(read(region), 1),
+    };
+    let host = HostTranslation::of(&translation, cost.is_measured());
+    let scope = chosen.map_or(region, |s| s.scope_bytes);
+    if let Some((host, reach)) = host
+        .as_ref()
+        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
+    {
+        let translated = |scope: u64| read(scope) * host.factor(scope);
+        let within = passes::splits(region, granule)
+            .into_iter()
+            .filter(|s| s.scope_bytes <= reach)
+            .map(Some);
+        let bet = reach_bet::weigh(
+            chosen,
+            within,
+            |p| time_of(&|_| read(scope), p),
+            |p| time_of(&translated, p),
+        );
+        if let Some(
+            bet @ Bet {
+                candidate: Some(s), ..
+            },
+        ) = bet
+        {
             reasons.push(format!(
-                "{}; {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster, and {:.3}x slower than one pass if the misses they avoid cost nothing (taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
-                host.describe(region),
+                "{}; {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster than {}, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
+                host.describe(scope),
                 s.passes,
                 bytes(s.scope_bytes),
                 bytes(reach),
-                one_pass / time,
-                at_worst
+                bet.gain,
+                chosen.map_or("one pass".to_string(), |c| format!("{} passes of {}", c.passes, bytes(c.scope_bytes))),
+                bet.at_worst,
+                if bet.taken() { "taken" } else { "not taken" },
             ));
-            let gain = one_pass / time;
-            (gain > at_worst && at_worst <= TLB_REACH_RISK).then_some((s, gain))
-        });
-        if within.is_none() {
-            reasons.push("not scoped".to_string());
+            if bet.taken() {
+                chosen = Some(s);
+            }
         }
-        within
-    };
+    }
+    let chosen = chosen.map(|s| (s, one_pass / scoped(s)));
+    if chosen.is_none() {
+        reasons.push("not scoped".to_string());
+    }
     let Some((split, speedup)) = chosen else {
         return Ok(unscoped(reasons));
     };
@@ -218,48 +232,6 @@ fn pass_seconds(profile: &Profile, translation: &Translation) -> f64 {
         _ => 0.0,
     };
     LAUNCH_SECONDS + latency
-}
-
-/// Translation misses of mapped host memory, priced on top of its curve. The GPU
-/// translates zero-copy reads through page tables of the allocation's own layout: the
-/// probes of three H200s found first-level pages of 4, 8 and 16 KiB, and the benchmark's
-/// allocation ran unscoped 0-10% slower than the probe's curve at 128-512 MiB. So the
-/// curve, measured on the probe's allocation, does not carry translation over to another;
-/// each TLB level's misses add their penalty to a read's base latency, as a share of it.
-struct HostTranslation<'a> {
-    tlb: &'a TlbKind,
-    /// The latency model with a hit costing 1: a read's cost relative to a hit.
-    latency: ReadCost,
-}
-
-impl<'a> HostTranslation<'a> {
-    /// For pinned memory priced by a measured curve, with TLB levels; `None` otherwise
-    /// (device memory's 2 MiB pages are the driver's, which the curve captures).
-    fn of(translation: &Translation<'a>, cost: &ReadCost) -> Option<HostTranslation<'a>> {
-        if translation.kind != MemoryKind::Pinned || !cost.is_measured() {
-            return None;
-        }
-        let tlb = translation.tlb?;
-        let latency = ReadCost::from_tlb(tlb, 1.0)?;
-        Some(HostTranslation { tlb, latency })
-    }
-
-    /// The reach of the fastest TLB level that `region` overflows.
-    fn fastest_overflowed(&self, region: u64) -> Option<u64> {
-        let reaches = self.tlb.levels.iter().map(|l| l.reach_bytes);
-        reaches.filter(|&r| r < region).min()
-    }
-
-    fn factor(&self, scope: u64) -> f64 {
-        self.latency.seconds(scope)
-    }
-
-    fn describe(&self, region: u64) -> String {
-        format!(
-            "mapped host pages translate as each allocation lays them out, which the probe's curve cannot carry over: TLB misses priced on top of it, {:.1}% over the region",
-            100.0 * (self.factor(region) - 1.0)
-        )
-    }
 }
 
 /// The reads of a pass that find their sector cold. The curve measures each region with
