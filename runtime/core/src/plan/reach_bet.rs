@@ -3,12 +3,11 @@
 //! misses it avoids cost nothing.
 //!
 //! The GPU translates mapped host memory through page tables of the allocation's own
-//! layout: the probes of six H200s found first-level pinned pages of 4 to 16 KiB (reach
-//! 24-60 MiB) or none, and on three of them one unscoped pass over 64-256 MiB ran 7-10%
-//! slower in the benchmark than within 16-32 MiB scopes, while the probe's curve, measured
-//! on its own allocation, showed no fall there. So the curve does not carry translation over
-//! to another allocation; for the bet, each TLB level's misses add their penalty to a
-//! read's base latency, as a share of it.
+//! layout. On most of ten H200s, one unscoped pass over 64-256 MiB of it ran 5-17% slower
+//! in the benchmark than within 16-32 MiB scopes, varying by machine, while the probe's
+//! curve, measured on its own allocation, showed no fall there. So the curve does not carry
+//! translation over to another allocation; for the bet, each TLB level's misses add their
+//! penalty to a read's base latency, as a share of it.
 
 use super::read_cost::ReadCost;
 use super::translation::Translation;
