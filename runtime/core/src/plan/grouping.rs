@@ -230,11 +230,10 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
     {
         let translated = |bytes: u64| cost.seconds(bytes) * host.factor(bytes);
-        let within: Vec<(Approach, Option<Split>)> = passes::splits(table, granule)
+        let within = passes::splits(table, granule)
             .into_iter()
             .filter(|s| s.scope_bytes <= reach)
-            .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))])
-            .collect();
+            .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))]);
         let bet = reach_bet::weigh(
             (approach, split),
             within,

@@ -50,16 +50,7 @@ pub(crate) fn cheapest(
     granule: u64,
     cost: impl Fn(Split) -> f64,
 ) -> Option<(Split, f64)> {
-    cheapest_of(splits(region, granule), cost)
-}
-
-/// Of `splits` (fewest passes first), the one of least `cost` and that cost; on a tie the
-/// fewer passes. `None` when there are none.
-pub(crate) fn cheapest_of(
-    splits: impl IntoIterator<Item = Split>,
-    cost: impl Fn(Split) -> f64,
-) -> Option<(Split, f64)> {
-    splits
+    splits(region, granule)
         .into_iter()
         .map(|s| (s, cost(s)))
         .fold(None, |best, (s, c)| match best {

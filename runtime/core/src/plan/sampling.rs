@@ -192,13 +192,11 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
             }
         }
     }
-    let chosen = chosen.map(|s| (s, one_pass / scoped(s)));
-    if chosen.is_none() {
+    let Some(split) = chosen else {
         reasons.push("not scoped".to_string());
-    }
-    let Some((split, speedup)) = chosen else {
         return Ok(unscoped(reasons));
     };
+    let speedup = one_pass / scoped(split);
     reasons.push(format!(
         "{} passes of {}: {}; predicted {speedup:.2}x faster than one pass",
         split.passes,
