@@ -645,20 +645,28 @@ mod tests {
         Ok(("sum".to_string(), Timing { runs_ms: vec![ms] }))
     }
 
+    /// A row of untuned config 1, `tuned` and `sweep`, in two rounds.
+    fn two_rounds(
+        tuned: u32,
+        sweep: Vec<u32>,
+        measure: impl FnMut(&u32) -> Result<(String, Timing), LaunchError>,
+    ) -> Result<Row, LaunchError> {
+        row(
+            "case".into(),
+            1,
+            1,
+            tuned,
+            sweep,
+            |c| c.to_string(),
+            2,
+            measure,
+        )
+    }
+
     #[test]
     fn rounds_time_every_config_in_turn_and_pool_their_runs() {
         let calls = RefCell::new(Vec::new());
-        let r = row(
-            "case".into(),
-            1,
-            1u32,
-            2,
-            vec![1, 3, 9],
-            |c| c.to_string(),
-            2,
-            |c| fake(&calls, c),
-        )
-        .unwrap();
+        let r = two_rounds(2, vec![1, 3, 9], |c| fake(&calls, c)).unwrap();
         // Each label once a round, the failing sweep entry only until it fails.
         assert_eq!(*calls.borrow(), vec![1, 2, 3, 9, 1, 2, 3]);
         assert_eq!(r.untuned.runs_ms, vec![1.0, 5.0]);
@@ -671,20 +679,11 @@ mod tests {
     #[test]
     fn a_result_that_changes_between_rounds_disagrees() {
         let n = RefCell::new(0);
-        let r = row(
-            "case".into(),
-            1,
-            1u32,
-            2,
-            vec![],
-            |c| c.to_string(),
-            2,
-            |c| {
-                *n.borrow_mut() += 1;
-                let result = if *c == 2 && *n.borrow() > 2 { "b" } else { "a" };
-                Ok((result.to_string(), Timing { runs_ms: vec![1.0] }))
-            },
-        )
+        let r = two_rounds(2, vec![], |c| {
+            *n.borrow_mut() += 1;
+            let result = if *c == 2 && *n.borrow() > 2 { "b" } else { "a" };
+            Ok((result.to_string(), Timing { runs_ms: vec![1.0] }))
+        })
         .unwrap();
         assert_eq!(r.tuned.result, "a (then b)");
         assert!(!r.results_match);
@@ -693,16 +692,6 @@ mod tests {
     #[test]
     fn a_failing_tuned_version_fails_the_row() {
         let calls = RefCell::new(Vec::new());
-        let r = row(
-            "case".into(),
-            1,
-            1u32,
-            9,
-            vec![],
-            |c| c.to_string(),
-            2,
-            |c| fake(&calls, c),
-        );
-        assert!(r.is_err());
+        assert!(two_rounds(9, vec![], |c| fake(&calls, c)).is_err());
     }
 }

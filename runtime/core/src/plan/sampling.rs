@@ -116,8 +116,13 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         };
         work + p * launch
     };
-    let one_pass = pass_time(read(region), 1);
-    let scoped = |s: Split| pass_time(read(s.scope_bytes), s.passes);
+    // A plan's time with reads over a scope priced by `read`; one pass is `None`.
+    let time_of = |read: &dyn Fn(u64) -> f64, plan: Option<Split>| match plan {
+        Some(s) => pass_time(read(s.scope_bytes), s.passes),
+        None => pass_time(read(region), 1),
+    };
+    let one_pass = time_of(&read, None);
+    let scoped = |s: Split| time_of(&read, Some(s));
     let granule = translation.granule(region);
     let Some((best, best_time)) = passes::cheapest(region, granule, scoped) else {
         reasons.push("the region fits in one page: not scoped".to_string());
@@ -139,7 +144,6 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         launch * stream_reads(profile, workload) * 1e6,
     );
     reasons.push(weigh);
-    // One pass is `None`.
     let mut chosen = (speedup >= MIN_GAIN).then_some(best);
     if chosen.is_none() {
         reasons.push(format!(
@@ -149,10 +153,6 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         ));
     }
     // The TLB-reach bet, where the chosen plan's scope overflows the fastest level.
-    let time_of = |read: &dyn Fn(u64) -> f64, plan: Option<Split>| match plan {
-        Some(s) => pass_time(read(s.scope_bytes), s.passes),
-        None => pass_time(read(region), 1),
-    };
     let host = HostTranslation::of(&translation, cost.is_measured());
     let scope = chosen.map_or(region, |s| s.scope_bytes);
     if let Some((host, reach)) = host
