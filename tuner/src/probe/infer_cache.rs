@@ -3,7 +3,7 @@
 //! ways from the same-set chase.
 
 use super::robust::{median, NOISE_FLOOR};
-use super::steps::{detect, points, Step};
+use super::steps::{detect, points, Ramps, Step};
 use memtune_core::profile::{CachePoint, ChaseCurve, ChasePoint};
 
 /// Medians of the repeats of each footprint (or stride), ascending.
@@ -53,7 +53,7 @@ pub(crate) fn noise_of(repeats: &[f64]) -> f64 {
 /// TLB probe's step detection: optimal segmentation, ramps merged).
 pub(crate) fn footprint_steps(points: &[CachePoint], noise: f64) -> Vec<Step> {
     let curve = as_chase_curve(points);
-    detect(&points_of(&curve, noise)).steps
+    detect(&points_of(&curve, noise), Ramps::Short).steps
 }
 
 fn points_of(curve: &ChaseCurve, noise: f64) -> Vec<super::steps::Point> {

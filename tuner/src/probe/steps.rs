@@ -26,6 +26,20 @@ const KEPT: f64 = 0.35;
 /// Rises whose footprints lie within this ratio are one step: a set-associative level fills
 /// its sets one by one, which makes a short ramp rather than a single jump.
 pub(crate) const RAMP_RATIO: f64 = 1.2;
+/// With `Ramps::Staircases`, rises also join one ramp when the plateau between them spans
+/// less than this ratio of footprints.
+const TREAD: f64 = 1.5;
+
+/// Which rises make one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ramps {
+    /// Rises within `RAMP_RATIO` of each other: a set-associative level filling its sets.
+    Short,
+    /// Also rises with plateaus shorter than `TREAD` between them: a translation level of
+    /// mapped host pages on an H200 climbs by 7-11% over 6-32 MiB in a staircase whose
+    /// treads noise places anywhere (docs/probe.md).
+    Staircases,
+}
 
 /// One footprint of a curve: the robust mean of its repeats and that mean's uncertainty.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +82,9 @@ pub(crate) struct Step {
     pub hi: u64,
     /// The first footprint at the top (past the ramp, if the step is one).
     pub top: u64,
+    /// Where the boundary lies: `(lo, hi)`, but for a staircase the last footprint below
+    /// half its height and the first at or above it (its start is lost in the noise).
+    pub boundary: (u64, u64),
     pub height: f64,
     pub sigma: f64,
     /// The level below the rise, and its standard deviation.
@@ -89,13 +106,13 @@ impl Detection {
     }
 }
 
-pub(crate) fn detect(points: &[Point]) -> Detection {
+pub(crate) fn detect(points: &[Point], ramps: Ramps) -> Detection {
     let weights: Vec<f64> = points
         .iter()
         .map(|p| 1.0 / (p.sigma * p.sigma).max(1e-12))
         .collect();
     let segments = segment(points, &weights);
-    let steps = persistent_steps(points, &weights, &segments);
+    let steps = persistent_steps(points, &weights, &segments, ramps);
     Detection { segments, steps }
 }
 
@@ -177,28 +194,38 @@ fn level_of(points: &[Point], weights: &[f64], first: usize, last: usize) -> Seg
     }
 }
 
-fn persistent_steps(points: &[Point], weights: &[f64], segments: &[Segment]) -> Vec<Step> {
+fn persistent_steps(
+    points: &[Point],
+    weights: &[f64],
+    segments: &[Segment],
+    ramps_of: Ramps,
+) -> Vec<Step> {
     // Consecutive rises close together are one step: a set-associative level fills its sets
     // one by one, which makes a ramp of small rises, each of which may be insignificant
     // alone. A ramp is a run of rises, each starting within RAMP_RATIO of the previous one
     // (a dip between two of them is noise).
-    let mut ramps: Vec<(usize, usize)> = Vec::new(); // (first, last) index of the low segment of each rise
+    // (first, last) index of the low segment of each rise, and whether a tread joined them
+    let mut ramps: Vec<(usize, usize, bool)> = Vec::new();
     for i in 0..segments.len().saturating_sub(1) {
         if segments[i + 1].level <= segments[i].level {
             continue;
         }
-        let lo = points[segments[i].last].footprint;
+        let lo = points[segments[i].last].footprint as f64;
         match ramps.last_mut() {
-            Some(ramp)
-                if lo as f64 <= points[segments[ramp.1].last].footprint as f64 * RAMP_RATIO =>
-            {
+            Some(ramp) if lo <= points[segments[ramp.1].last].footprint as f64 * RAMP_RATIO => {
                 ramp.1 = i;
             }
-            _ => ramps.push((i, i)),
+            Some(ramp)
+                if ramps_of == Ramps::Staircases
+                    && lo <= points[segments[ramp.1 + 1].first].footprint as f64 * TREAD =>
+            {
+                *ramp = (ramp.0, i, true);
+            }
+            _ => ramps.push((i, i, false)),
         }
     }
     let mut steps = Vec::new();
-    for (first, last) in ramps {
+    for (first, last, staircase) in ramps {
         let (low, high) = (segments[first], segments[last + 1]);
         let height = high.level - low.level;
         let sigma = low.sigma.hypot(high.sigma);
@@ -211,9 +238,22 @@ fn persistent_steps(points: &[Point], weights: &[f64], segments: &[Segment]) -> 
             .iter()
             .all(|s| s.level + s.sigma >= low.level + height * KEPT);
         if persists {
+            let (lo, hi) = (
+                points[low.last].footprint,
+                points[segments[first + 1].first].footprint,
+            );
+            let boundary = if staircase {
+                let half = (first + 1..=last + 1)
+                    .find(|&k| segments[k].level >= low.level + height / 2.0)
+                    .map_or(segments[first + 1].first, |k| segments[k].first);
+                (points[half - 1].footprint, points[half].footprint)
+            } else {
+                (lo, hi)
+            };
             steps.push(Step {
-                lo: points[low.last].footprint,
-                hi: points[segments[first + 1].first].footprint,
+                lo,
+                hi,
+                boundary,
                 top: points[high.first].footprint,
                 height,
                 sigma,
@@ -227,11 +267,17 @@ fn persistent_steps(points: &[Point], weights: &[f64], segments: &[Segment]) -> 
         // The level above: measured clear of ramps, past this one and before the next,
         // where there are points there (a ramp left inside a segment pulls its level).
         // (Not too far past it either: a step too faint to find may lie further on.)
-        let from = (step.hi as f64 * RAMP_RATIO).ceil() as u64;
+        // (A staircase's top lies well past its first rise.)
+        let past = if step.boundary == (step.lo, step.hi) {
+            step.hi
+        } else {
+            step.top
+        };
+        let from = (past as f64 * RAMP_RATIO).ceil() as u64;
         let to = steps
             .get(i + 1)
             .map_or(u64::MAX, |next| (next.lo as f64 / RAMP_RATIO) as u64)
-            .min(step.hi.saturating_mul(ABOVE_SPAN));
+            .min(past.saturating_mul(ABOVE_SPAN));
         let clear: Vec<usize> = (0..points.len())
             .filter(|&k| (from..=to).contains(&points[k].footprint))
             .collect();
@@ -273,7 +319,7 @@ mod tests {
             ],
             1.0,
         );
-        let d = detect(&p);
+        let d = detect(&p, Ramps::Short);
         assert_eq!(d.steps.len(), 1);
         assert_eq!((d.steps[0].lo, d.steps[0].hi), (4, 8));
         assert!((d.steps[0].height - 50.0).abs() < 1.5);
@@ -292,7 +338,7 @@ mod tests {
             ],
             1.0,
         );
-        assert!(detect(&spike).steps.is_empty());
+        assert!(detect(&spike, Ramps::Short).steps.is_empty());
         let bump = pts(
             &[
                 (1, 100.0),
@@ -305,7 +351,7 @@ mod tests {
             ],
             1.0,
         );
-        assert!(detect(&bump).steps.is_empty());
+        assert!(detect(&bump, Ramps::Short).steps.is_empty());
     }
 
     #[test]
@@ -324,7 +370,7 @@ mod tests {
             ],
             0.5,
         );
-        let d = detect(&p);
+        let d = detect(&p, Ramps::Short);
         assert_eq!(d.steps.len(), 1, "{:?}", d.steps);
         assert_eq!(d.steps[0].lo, 65);
         assert!((d.steps[0].height - 110.0).abs() < 1.0);

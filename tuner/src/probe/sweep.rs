@@ -32,7 +32,7 @@ use super::options::ProbeOptions;
 use super::robust::{
     measured_scatter, median, neighbour_pairs, wiggle, NeighbourPair, Noise, NOISE_FLOOR,
 };
-use super::steps::{detect, points, RAMP_RATIO};
+use super::steps::{detect, points, Ramps, RAMP_RATIO};
 use memtune_core::profile::{ChaseCurve, ChasePoint, MemoryKind};
 
 /// Repeats of the first, shortest chase that calibrate the noise.
@@ -274,7 +274,7 @@ impl Sweeper<'_> {
             }
         }
         let sampled = Noise::sampled(self.noise.sample);
-        let structure = detect(&points(curve, &sampled)).structure();
+        let structure = detect(&points(curve, &sampled), Ramps::Short).structure();
         self.pairs.extend(neighbour_pairs(curve, &structure));
         self.noise.wiggle = wiggle(&self.pairs, self.noise.sample);
         Ok(())
@@ -285,7 +285,7 @@ impl Sweeper<'_> {
         let stride = curve.stride_bytes;
         let pts = points(curve, &self.noise);
         let loads = |i: usize| pts[i].footprint / stride;
-        let segments = detect(&pts).segments;
+        let segments = detect(&pts, Ramps::Short).segments;
         let mut bisect: Vec<u64> = Vec::new();
         // Repeats as the current noise estimate asks.
         let mut repeat: Vec<(u64, usize)> = (0..pts.len())
