@@ -45,7 +45,7 @@ const MIN_STRIDES: usize = 2;
 /// may join one.
 const STRONG_Z: f64 = 6.0;
 /// The two smallest strides place a level finer than both at numbers of loads this close.
-const FINEST_SAME_LOADS: f64 = 1.5;
+const FINEST_SAME_LOADS: f64 = 1.7;
 /// A squared residual of the page fit counts at most this much.
 const FIT_CLIP: f64 = 16.0;
 /// Added to the page fit's chi-square when the page implies a set-associative level: the
