@@ -11,8 +11,12 @@ const H200: &str = concat!(
 );
 
 fn reinfer(kind: MemoryKind) -> TlbKind {
-    let profile: Profile =
-        memtune_core::store::load_path(std::path::Path::new(H200)).expect("recorded profile");
+    reinfer_at(std::path::Path::new(H200), kind)
+}
+
+/// Re-infers `kind`'s TLB levels from the curves recorded in the profile at `path`.
+fn reinfer_at(path: &std::path::Path, kind: MemoryKind) -> TlbKind {
+    let profile: Profile = memtune_core::store::load_path(path).expect("recorded profile");
     let Section::Measured(t) = profile.tlb.get(kind).clone() else {
         panic!("{kind} was measured in the recorded run");
     };
@@ -67,4 +71,34 @@ fn h200_managed_memory_shows_a_level_of_about_2100_entries() {
 fn h200_pinned_memory_does_not_read_noise_as_levels() {
     let t = reinfer(MemoryKind::Pinned);
     assert!(t.levels.len() <= 3, "{} levels", t.levels.len());
+}
+
+/// Mapped host memory on the H200s of sessions 5 and 6: the 4 KiB-stride chase climbs by
+/// 7-11% over 6-32 MiB in a staircase, and the 8 KiB one at twice the footprints (the same
+/// number of loads). The probe reports it as a level of 4 KiB pages with its middle at
+/// 12-20 MiB: the reach the planners' TLB-reach bet keeps zero-copy passes within. Before
+/// the staircase and finest-level rules these curves gave first levels of 30-480 MiB.
+#[test]
+fn h200_pinned_memory_shows_its_finest_level() {
+    for profile in [
+        "2026-11-22-h200-session5-run1/profiles/GPU-9f7d556a-89da-7079-66f0-e8a5e9cdd775.json",
+        "2026-11-22-h200-session5-run2/profiles/GPU-af2e01be-eaf5-74a0-c6a7-847748079011.json",
+        "2026-11-22-h200-session5-run3/profiles/GPU-6ddbbc16-1cfd-6565-82f7-fd898073301e.json",
+        "2026-11-22-h200-session5-run4/profiles/GPU-78df8647-bae4-4977-6093-661cf5a2df50.json",
+        "2026-11-22-h200-session6-run1/profiles/GPU-e9016a24-d2b7-c42f-ff80-abbe43f3b522.json",
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../benchmarks/results")
+            .join(profile);
+        let t = reinfer_at(&path, MemoryKind::Pinned);
+        let first = &t.levels[0];
+        let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
+        assert_eq!(first.page_bytes, 4096, "{profile}");
+        assert!((12.0..=20.0).contains(&reach_mib), "{profile}: {reach_mib} MiB");
+        assert!(
+            (100.0..=250.0).contains(&first.miss_penalty_cycles),
+            "{profile}: +{} cycles",
+            first.miss_penalty_cycles
+        );
+    }
 }

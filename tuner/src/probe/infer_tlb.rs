@@ -27,6 +27,10 @@
 //! 5. The penalty is the weighted mean height of the full-height steps; the reach is the
 //!    boundary of the standing steps (outliers dropped, clearest steps first); entries are
 //!    reach / page.
+//! 6. A level whose page is at most the smallest stride never stands still, so no chain
+//!    shows its page; it is read off the two smallest strides instead (`finest_level`).
+//!    Such a level's curve may climb in a staircase (`Ramps::Staircases`) whose boundary is
+//!    where it reaches half its height.
 
 use super::robust::{median, neighbour_pairs, sample_noise, weighted_median, wiggle, Noise};
 use super::steps::{detect, points, Ramps, Step};

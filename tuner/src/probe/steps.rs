@@ -37,7 +37,7 @@ pub(crate) enum Ramps {
     Short,
     /// Also rises with plateaus shorter than `TREAD` between them: a translation level of
     /// mapped host pages on an H200 climbs by 7-11% over 6-32 MiB in a staircase whose
-    /// treads noise places anywhere (docs/probe.md).
+    /// treads noise places anywhere (`infer_tlb::finest_level`).
     Staircases,
 }
 
