@@ -94,7 +94,10 @@ fn h200_pinned_memory_shows_its_finest_level() {
         let first = &t.levels[0];
         let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
         assert_eq!(first.page_bytes, 4096, "{profile}");
-        assert!((12.0..=20.0).contains(&reach_mib), "{profile}: {reach_mib} MiB");
+        assert!(
+            (12.0..=20.0).contains(&reach_mib),
+            "{profile}: {reach_mib} MiB"
+        );
         assert!(
             (100.0..=250.0).contains(&first.miss_penalty_cycles),
             "{profile}: +{} cycles",
