@@ -375,4 +375,32 @@ mod tests {
         assert_eq!(d.steps[0].lo, 65);
         assert!((d.steps[0].height - 110.0).abs() < 1.0);
     }
+
+    #[test]
+    fn a_staircase_is_one_step_only_when_asked_and_placed_at_half_height() {
+        // Three rises of 40 with treads of 1.25-1.4x between them, as mapped host memory's
+        // finest level on an H200.
+        let p = pts(
+            &[
+                (2, 100.0),
+                (4, 100.0),
+                (6, 100.0),
+                (7, 140.0),
+                (9, 140.0),
+                (12, 180.0),
+                (15, 180.0),
+                (20, 220.0),
+                (32, 220.0),
+                (64, 220.0),
+            ],
+            1.0,
+        );
+        assert_eq!(detect(&p, Ramps::Short).steps.len(), 3);
+        let d = detect(&p, Ramps::Staircases);
+        assert_eq!(d.steps.len(), 1, "{:?}", d.steps);
+        let step = d.steps[0];
+        assert_eq!((step.lo, step.top), (6, 20));
+        assert_eq!(step.boundary, (9, 12));
+        assert!((step.height - 120.0).abs() < 1.5);
+    }
 }
