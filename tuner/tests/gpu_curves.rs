@@ -76,8 +76,8 @@ fn h200_pinned_memory_does_not_read_noise_as_levels() {
 /// Mapped host memory on the H200s of sessions 5 and 6: the 4 KiB-stride chase climbs by
 /// 7-11% over 6-32 MiB in a staircase, and the 8 KiB one at twice the footprints (the same
 /// number of loads). The probe reports it as a level of 4 KiB pages with its middle at
-/// 12-20 MiB: the reach the planners' TLB-reach bet keeps zero-copy passes within. Before
-/// the staircase and finest-level rules these curves gave first levels of 30-480 MiB.
+/// 12-22 MiB: the reach the planners' TLB-reach bet keeps zero-copy passes within. Before
+/// the staircase and finest-level rules these curves gave first levels of 23-1064 MiB.
 #[test]
 fn h200_pinned_memory_shows_its_finest_level() {
     for profile in [
@@ -86,6 +86,8 @@ fn h200_pinned_memory_shows_its_finest_level() {
         "2026-11-22-h200-session5-run3/profiles/GPU-6ddbbc16-1cfd-6565-82f7-fd898073301e.json",
         "2026-11-22-h200-session5-run4/profiles/GPU-78df8647-bae4-4977-6093-661cf5a2df50.json",
         "2026-11-22-h200-session6-run1/profiles/GPU-e9016a24-d2b7-c42f-ff80-abbe43f3b522.json",
+        "2026-11-22-h200-session6-run2/profiles/GPU-14f4e591-ace0-a7d4-10af-bee58efc2c40.json",
+        "2026-11-22-h200-session4-curve/profiles/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
     ] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../benchmarks/results")
@@ -95,11 +97,11 @@ fn h200_pinned_memory_shows_its_finest_level() {
         let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
         assert_eq!(first.page_bytes, 4096, "{profile}");
         assert!(
-            (12.0..=20.0).contains(&reach_mib),
+            (12.0..=22.0).contains(&reach_mib),
             "{profile}: {reach_mib} MiB"
         );
         assert!(
-            (100.0..=250.0).contains(&first.miss_penalty_cycles),
+            (80.0..=250.0).contains(&first.miss_penalty_cycles),
             "{profile}: +{} cycles",
             first.miss_penalty_cycles
         );

@@ -69,11 +69,10 @@ const MIN_CONFIDENCE: f64 = 0.1;
 
 pub fn infer_tlb(curves: Vec<ChaseCurve>, swept_up_to_bytes: u64, clock_mhz: f64) -> TlbKind {
     let analysis = analyse(&curves);
-    let floor = MIN_RELATIVE_PENALTY * analysis.base_latency_cycles;
     let levels = analysis
         .levels
         .iter()
-        .filter(|f| f.confidence >= MIN_CONFIDENCE && f.penalty_cycles >= floor)
+        .filter(|f| f.reported(analysis.base_latency_cycles))
         .map(|f| TlbLevel {
             entries: f.entries,
             page_bytes: f.page_bytes,
@@ -118,6 +117,14 @@ pub(crate) struct FittedLevel {
     pub confidence: f64,
     /// The largest stride at which the level was seen.
     pub last_stride: u64,
+}
+
+impl FittedLevel {
+    /// Whether the profile reports this level: clear enough, and costing more than drift.
+    fn reported(&self, base_latency_cycles: f64) -> bool {
+        self.confidence >= MIN_CONFIDENCE
+            && self.penalty_cycles >= MIN_RELATIVE_PENALTY * base_latency_cycles
+    }
 }
 
 impl Analysis {
@@ -213,7 +220,11 @@ pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
             None => unconfirmed_until.extend(links.iter().map(|l| l.stride).max()),
         }
     }
-    levels.extend(finest_level(&strides, &levels));
+    let reported: Vec<&FittedLevel> = levels
+        .iter()
+        .filter(|l| l.reported(base_latency_cycles))
+        .collect();
+    levels.extend(finest_level(&strides, &reported));
     levels.sort_by_key(|l| l.entries * l.page_bytes);
     Analysis {
         levels,
@@ -226,10 +237,11 @@ pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
 /// stride from the first stride on, so it never shows the standing half of seed 000's
 /// Figure 2, and a chain through it hinges on how precisely noise lets its steps be placed.
 /// The two smallest strides (one twice the other) must each show a clear step at about the
-/// same number of loads, of about the same height (full height at both), and no level found
-/// may be as fine. Mapped host memory on an H200 has one: about 4000 entries of 4 KiB pages
+/// same number of loads, of heights alike (full height at both; a staircase split by noise,
+/// or cut off by the end of the sweep, reads low), and no level the profile would report may
+/// be as fine. Mapped host memory on an H200 has one: about 4000 entries of 4 KiB pages
 /// whose misses add 7-11% to a 2100-cycle load, in a staircase over 6-32 MiB.
-fn finest_level(strides: &[StrideSteps], levels: &[FittedLevel]) -> Option<FittedLevel> {
+fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<FittedLevel> {
     let [first, second, ..] = strides else {
         return None;
     };
@@ -249,9 +261,10 @@ fn finest_level(strides: &[StrideSteps], levels: &[FittedLevel]) -> Option<Fitte
         .steps
         .iter()
         .filter(clear)
-        .min_by(|x, y| apart(x).total_cmp(&apart(y)))?;
+        .filter(|s| apart(s) <= FINEST_SAME_LOADS.ln())
+        .max_by(|x, y| x.height.total_cmp(&y.height))?;
     let heights = b.height / a.height;
-    if apart(b) > FINEST_SAME_LOADS.ln() || !(0.4..=2.5).contains(&heights) {
+    if !(0.3..=3.0).contains(&heights) {
         return None;
     }
     let entries = (a_loads * loads(b, second.stride)).sqrt().round() as u64;
