@@ -48,9 +48,15 @@ cp target/release/tuned-app "$bundle/tuned-app-k80"
 # Rebuild with the committed profile, so the workspace's binary is the ordinary one again.
 cargo build --release -p tuned-app
 strip "$bundle/cargo-tune" "$bundle"/tests/* "$bundle/tuned-app-k80"
+# Packed: the device tool carries at most 64 MiB with the tree, and the binaries shrink
+# about fourfold; gpu-run.sh unpacks it.
+tar cJf "$root/.gpu-bundle.tar.xz" -C "$bundle" .
+rm -rf "$bundle"
+mkdir -p "$bundle"
+mv "$root/.gpu-bundle.tar.xz" "$bundle/bundle.tar.xz"
 size=$(du -sm "$bundle" | cut -f1)
-echo "bundle: $bundle (${size} MiB)"
-if [ "$size" -gt 56 ]; then
-    echo "gpu-bundle.sh: the bundle is over 56 MiB; the device tool carries at most 64 MiB with the tree" >&2
+echo "bundle: $bundle (${size} MiB packed)"
+if [ "$size" -gt 32 ]; then
+    echo "gpu-bundle.sh: the packed bundle is over 32 MiB; the device tool carries at most 64 MiB with the tree" >&2
     exit 1
 fi

@@ -7,6 +7,10 @@ set -uo pipefail
 out="${1:?usage: scripts/gpu-run.sh OUTDIR}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bundle="$root/.gpu-bundle"
+# gpu-bundle.sh packs it; unpacked once here.
+if [ -f "$bundle/bundle.tar.xz" ] && [ ! -x "$bundle/cargo-tune" ]; then
+    tar xJf "$bundle/bundle.tar.xz" -C "$bundle"
+fi
 [ -x "$bundle/cargo-tune" ] || { echo "gpu-run.sh: no bundle at $bundle; run scripts/gpu-bundle.sh first and carry .gpu-bundle" >&2; exit 2; }
 mkdir -p "$out/tests" "$out/profiles" "$out/plots"
 export MEMTUNE_GPU_TESTS=1 MEMTUNE_CARGO_TUNE="$bundle/cargo-tune" MEMTUNE_CACHE_DIR="$out/profiles"
