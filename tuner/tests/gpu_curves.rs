@@ -88,6 +88,8 @@ fn h200_pinned_memory_shows_its_finest_level() {
         "2026-11-22-h200-session6-run1/profiles/GPU-e9016a24-d2b7-c42f-ff80-abbe43f3b522.json",
         "2026-11-22-h200-session6-run2/profiles/GPU-14f4e591-ace0-a7d4-10af-bee58efc2c40.json",
         "2026-11-22-h200-session4-curve/profiles/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
+        "2026-11-22-h200-session4-final/profiles/GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
+        "2026-11-22-h200-session6-run3/profiles/GPU-0d048cc6-e705-a89e-2d28-ad6ce7d2c2d5.json",
     ] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../benchmarks/results")

@@ -256,18 +256,30 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
         .filter(clear)
         .max_by(|x, y| x.height.total_cmp(&y.height))?;
     let a_loads = loads(a, first.stride);
-    let apart = |s: &Step| (loads(s, second.stride) / a_loads).ln().abs();
-    let b = second
+    // The second stride's staircase may come in pieces (noise splits a tread too long to
+    // join): the clear steps within twice the tolerance count as one, placed at their
+    // height-weighted geometric mean.
+    let pieces: Vec<&Step> = second
         .steps
         .iter()
         .filter(clear)
-        .filter(|s| apart(s) <= FINEST_SAME_LOADS.ln())
-        .max_by(|x, y| x.height.total_cmp(&y.height))?;
-    let heights = b.height / a.height;
-    if !(0.3..=3.0).contains(&heights) {
+        .filter(|s| (loads(s, second.stride) / a_loads).ln().abs() <= 2.0 * FINEST_SAME_LOADS.ln())
+        .collect();
+    let b_height: f64 = pieces.iter().map(|s| s.height).sum();
+    if pieces.is_empty() || !(0.3..=3.0).contains(&(b_height / a.height)) {
         return None;
     }
-    let entries = (a_loads * loads(b, second.stride)).sqrt().round() as u64;
+    let b_loads = (pieces
+        .iter()
+        .map(|s| s.height * loads(s, second.stride).ln())
+        .sum::<f64>()
+        / b_height)
+        .exp();
+    if (b_loads / a_loads).ln().abs() > FINEST_SAME_LOADS.ln() {
+        return None;
+    }
+    let heights = b_height / a.height;
+    let entries = (a_loads * b_loads).sqrt().round() as u64;
     let reach = (entries * first.stride) as f64;
     if levels
         .iter()
@@ -275,8 +287,9 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     {
         return None;
     }
-    let (wa, wb) = (a.sigma.powi(-2), b.sigma.powi(-2));
-    let penalty = (wa * a.height + wb * b.height) / (wa + wb);
+    let b_sigma = pieces.iter().map(|s| s.sigma.powi(2)).sum::<f64>().sqrt();
+    let (wa, wb) = (a.sigma.powi(-2), b_sigma.powi(-2));
+    let penalty = (wa * a.height + wb * b_height) / (wa + wb);
     // Confidence as `fit_level` gives it: clarity, and the pattern seen (full height at
     // twice the page; the half-height stride below the page was not swept).
     let clarity = 1.0 - (-penalty * (wa + wb).sqrt() / 10.0).exp();
