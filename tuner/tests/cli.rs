@@ -133,9 +133,9 @@ fn usage_errors_exit_2() {
         .expect(2);
     env.run(&["--help"]).expect(0).says("Exit codes");
     // Refused before any GPU is opened.
-    env.run(&["sample", "--atomic", "--kind", "pinned"])
+    env.run(&["sample", "--atomic", "--kind", "managed"])
         .expect(2)
-        .says("--atomic measures device memory only");
+        .says("--atomic measures device or pinned memory");
 }
 
 #[test]

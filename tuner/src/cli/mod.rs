@@ -156,8 +156,8 @@ pub struct RawArgs {
     /// L1/shared-memory split for `--path l1`.
     #[arg(long, value_enum, default_value = "default")]
     pub carveout: CarveoutArg,
-    /// Random atomic increments instead of reads (sample only; device memory): how a hash
-    /// grouping insert's count update runs.
+    /// Random atomic increments instead of reads (sample only; device or pinned memory): how
+    /// a hash-grouping insert's count update runs.
     #[arg(long)]
     pub atomic: bool,
     /// GPU ordinal.

@@ -118,13 +118,10 @@ pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
 }
 
 pub fn sample(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
-    if args.atomic && args.kind != MemoryKind::Device {
+    if args.atomic && args.kind == MemoryKind::Managed {
         return Err(CliError::new(
             Exit::Usage,
-            format!(
-                "--atomic measures device memory only (a hash table lives there), not {}: drop --kind or pass --kind device",
-                args.kind
-            ),
+            "--atomic measures device or pinned memory (a hash table lives there), not managed: pass --kind device or --kind pinned".to_string(),
         ));
     }
     let (mut gpu, sizes) = open(args)?;

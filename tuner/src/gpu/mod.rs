@@ -501,8 +501,8 @@ impl Gpu {
         )
     }
 
-    /// Random atomic increments per second over the first `region` bytes of device memory
-    /// (a hash table lives there; other kinds are refused): `memtune_random_atomic` on the
+    /// Random atomic increments per second over the first `region` bytes of device or pinned
+    /// memory (a hash table lives in either; managed memory is refused): `memtune_random_atomic` on the
     /// grid of `random_access` (1024 threads per SM, 64 updates each, as the profile's
     /// `RANDOM_ATOMIC_*` constants say), timed as `random_access` is (a warm-up,
     /// then the median of three launches). The region is zeroed first; after the warm-up the
@@ -515,10 +515,10 @@ impl Gpu {
     /// (about 60 ms at 100 GiB); the probe's regions, doubling from 64 KiB to about 110 GiB,
     /// take about 0.25 s together.
     pub fn random_atomic(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        if kind != MemoryKind::Device {
-            return Err(GpuError::Check(format!(
-                "random atomics are measured on device memory only, not {kind}"
-            )));
+        if kind == MemoryKind::Managed {
+            return Err(GpuError::Check(
+                "random atomics are measured on device and pinned memory, not managed".to_string(),
+            ));
         }
         let base = self.buffer(kind, region)?;
         self.filled_words = 0;
@@ -568,7 +568,7 @@ impl Gpu {
                     Ok(())
                 } else {
                     Err(GpuError::Check(format!(
-                        "random atomics over {region} bytes of device memory: the words sum to {got} after one launch, not {want} (one per draw)"
+                        "random atomics over {region} bytes of {kind} memory: the words sum to {got} after one launch, not {want} (one per draw)"
                     )))
                 }
             },

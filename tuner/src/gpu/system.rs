@@ -74,7 +74,7 @@ impl MemorySystem for Gpu {
         kind: MemoryKind,
         region: u64,
     ) -> Result<Option<f64>, BackendError> {
-        if kind != MemoryKind::Device {
+        if kind == MemoryKind::Managed {
             return Ok(None);
         }
         Gpu::random_atomic(self, kind, region)
