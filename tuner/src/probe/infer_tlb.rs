@@ -28,9 +28,9 @@
 //!    boundary of the standing steps (outliers dropped, clearest steps first); entries are
 //!    reach / page.
 //! 6. A level whose page is at most the smallest stride never stands still, so no chain
-//!    shows its page; it is read off the two smallest strides instead (`finest_level`).
-//!    Such a level's curve may climb in a staircase (`Ramps::Staircases`) whose boundary is
-//!    where it reaches half its height.
+//!    shows its page; it is read off the two smallest strides instead (`finest_level`),
+//!    from their steps with staircases joined (`Ramps::Staircases`, placed where they reach
+//!    half their height). Chains keep short ramps only, as before.
 
 use super::robust::{median, neighbour_pairs, sample_noise, weighted_median, wiggle, Noise};
 use super::steps::{detect, points, Ramps, Step};
@@ -167,6 +167,9 @@ fn curve_noise(curves: &[&ChaseCurve]) -> Noise {
 struct StrideSteps {
     stride: u64,
     steps: Vec<Step>,
+    /// The steps with staircases joined, for `finest_level` only: levels of coarser pages
+    /// are read as before.
+    staircases: Vec<Step>,
     base: Option<f64>,
     /// The largest footprint the curve reaches.
     reach: u64,
@@ -181,10 +184,12 @@ pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
     let mut strides: Vec<StrideSteps> = curves
         .iter()
         .map(|c| {
-            let d = detect(&points(c, &noise), Ramps::Staircases);
+            let points = points(c, &noise);
+            let d = detect(&points, Ramps::Short);
             StrideSteps {
                 stride: c.stride_bytes,
                 steps: d.steps,
+                staircases: detect(&points, Ramps::Staircases).steps,
                 base: d.segments.first().map(|s| s.level),
                 reach: c
                     .points
@@ -251,7 +256,7 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     let clear = |s: &&Step| s.height >= STRONG_Z * s.sigma;
     let loads = |s: &Step, stride: u64| boundary(s, stride) / stride as f64;
     let a = first
-        .steps
+        .staircases
         .iter()
         .filter(clear)
         .max_by(|x, y| x.height.total_cmp(&y.height))?;
@@ -260,7 +265,7 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     // join): the clear steps within twice the tolerance count as one, placed at their
     // height-weighted geometric mean.
     let pieces: Vec<&Step> = second
-        .steps
+        .staircases
         .iter()
         .filter(clear)
         .filter(|s| (loads(s, second.stride) / a_loads).ln().abs() <= 2.0 * FINEST_SAME_LOADS.ln())

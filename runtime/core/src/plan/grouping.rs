@@ -83,9 +83,10 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         let groups = keys.min(table / BUCKET_BYTES / 2);
         Repeats::new(keys, groups, profile.device.sm_count)
     });
-    let insert = translation
-        .curve
-        .and_then(|c| Some((c, InsertCost::of(c, table, repeats)?)));
+    let insert = translation.curve.and_then(|c| {
+        let over_link = workload.table_memory == MemoryKind::Pinned;
+        Some((c, InsertCost::of(c, table, repeats, over_link)?))
+    });
     // Where inserts are priced as atomics, the atomic curve's falls are boundaries too.
     let atomic_falls = insert
         .as_ref()
@@ -153,9 +154,14 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
     // whether the table was 64 MiB or 1 GiB; the 256 MiB read alone takes 5.0 ms). Priced
     // as reads, an insert's cost is only a lower bound, and the two add up, as seed 000's
     // P100 measurements (§6.2: unscoped 2.5x slower than its PCIe-bound copy) imply.
-    // Passes that only read the device buffer add up either way.
+    // Passes that only read the device buffer add up either way. A table in pinned memory
+    // takes its atomics over the host link too, so with pinned input the two add up again
+    // (an H200: naive 16 x 16 MiB 103.5 ms against copy's 92.8 ms for a 256 MiB pinned
+    // table; session 6 run 5).
+    let shares_link =
+        workload.table_memory == MemoryKind::Pinned && workload.input_memory == MemoryKind::Pinned;
     let overlap = |input: f64, inserts: f64| {
-        if cost.is_measured_atomic() {
+        if cost.is_measured_atomic() && !shares_link {
             input.max(inserts)
         } else {
             input + inserts

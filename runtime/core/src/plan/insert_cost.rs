@@ -6,8 +6,10 @@
 //! of DRAM. The random-access curve's atomic points measure exactly that update (the
 //! sampler's draws as `atomicAdd` of one word), so where the table's memory has them an
 //! insert is priced as one atomic; the key read and the claim touch the line the count
-//! update then updates, whose miss the atomic already pays. Without them, as before, an
-//! insert is priced as one random read.
+//! update then updates, whose miss the atomic already pays. A table in pinned memory has no
+//! L2 line to share: the claim and the count each cross the host link, so there an insert
+//! is priced as one atomic per count plus one per claim (a key's first occurrence). Without
+//! atomics, as before, an insert is priced as one random read.
 
 use super::read_cost::ReadCost;
 use super::translation::point_falls;
@@ -24,6 +26,9 @@ pub(crate) struct InsertCost {
     /// What the input's size says about repeated keys, when it is known.
     repeats: Option<Repeats>,
     table_bytes: f64,
+    /// Atomics an insert makes that each pay the curve's price: 1 where they meet in L2,
+    /// more over the host link.
+    atomics_per_insert: f64,
 }
 
 enum Pricing {
@@ -58,19 +63,25 @@ impl Repeats {
 impl InsertCost {
     /// The atomic points of `curve` when it has two regions of them, else its read points;
     /// `None` when neither has.
+    /// `over_link`: the table is in mapped host memory, where each atomic crosses the link.
     pub(crate) fn of(
         curve: &RandomAccessCurve,
         table_bytes: u64,
         repeats: Option<Repeats>,
+        over_link: bool,
     ) -> Option<InsertCost> {
         let pricing = match ReadCost::from_points(&curve.atomic_points) {
             Some(atomic) => Pricing::Atomic(atomic),
             None => Pricing::Read(ReadCost::from_curve(curve)?),
         };
+        // Over the link, the count's update and, on a key's first occurrence, the claim
+        // (every key, when the input's size is not known).
+        let claims = repeats.as_ref().map_or(1.0, |r| r.groups / r.keys);
         Some(InsertCost {
             pricing,
             repeats,
             table_bytes: table_bytes as f64,
+            atomics_per_insert: if over_link { 1.0 + claims } else { 1.0 },
         })
     }
 
@@ -89,10 +100,11 @@ impl InsertCost {
             Pricing::Read(read) => read.seconds(scope),
             Pricing::Atomic(atomic) => {
                 let spread = atomic.seconds(scope);
-                match self.contention_region(scope) {
+                let one = match self.contention_region(scope) {
                     Some(region) => spread.max(atomic.seconds(region)),
                     None => spread,
-                }
+                };
+                self.atomics_per_insert * one
             }
         }
     }
@@ -123,7 +135,7 @@ impl InsertCost {
     ) -> String {
         match &self.pricing {
             Pricing::Read(_) => format!(
-                "an insert is priced as one random read of {kind} memory: no atomic curve for it (`cargo tune` measures atomics on device memory)"
+                "an insert is priced as one random read of {kind} memory: no atomic curve for it (`cargo tune` measures atomics on device and pinned memory)"
             ),
             Pricing::Atomic(_) => {
                 let regions = curve.atomic_points.iter().map(|p| p.region_bytes);
@@ -131,9 +143,16 @@ impl InsertCost {
                     (Some(lo), Some(hi)) => format!("{}..{}", bytes(lo), bytes(hi)),
                     _ => "no points".to_string(),
                 };
-                let mut line = format!(
-                    "an insert is priced as one random atomic update of {kind} memory at the scope's size (atomic curve {range}, from the profile)"
-                );
+                let mut line = if self.atomics_per_insert > 1.0 {
+                    format!(
+                        "an insert is priced as {:.2} random atomic updates of {kind} memory at the scope's size, the count's and the claims' each crossing the host link (atomic curve {range}, from the profile)",
+                        self.atomics_per_insert
+                    )
+                } else {
+                    format!(
+                        "an insert is priced as one random atomic update of {kind} memory at the scope's size (atomic curve {range}, from the profile)"
+                    )
+                };
                 match &self.repeats {
                     Some(r) => line += &format!(
                         "; {} input keys into at most {} groups: each key repeats at least {:.1} times, priced where the curve's words are updated as often, if slower (contention)",
@@ -198,7 +217,7 @@ mod tests {
     #[test]
     fn without_atomics_an_insert_is_a_read() {
         let c = curve(&[]);
-        let cost = InsertCost::of(&c, 1 << 30, repeats(1 << 20, 1 << 10)).unwrap();
+        let cost = InsertCost::of(&c, 1 << 30, repeats(1 << 20, 1 << 10), false).unwrap();
         assert!(matches!(cost.pricing, Pricing::Read(_)));
         assert_eq!(cost.seconds(1 << 30), 0.25);
         assert_eq!(cost.seconds(1 << 10), 0.125);
@@ -216,7 +235,7 @@ mod tests {
         ]);
         let table = 1 << 24;
         // Without the input's size: the scope's size alone.
-        let cost = InsertCost::of(&c, table, None).unwrap();
+        let cost = InsertCost::of(&c, table, None, false).unwrap();
         assert!(matches!(cost.pricing, Pricing::Atomic(_)));
         assert_eq!(cost.seconds(1 << 20), 0.1);
         assert_eq!(cost.seconds(table), 0.5);
@@ -225,24 +244,39 @@ mod tests {
         // region updates each of its words (65536 updates over 1024 words, 64 each)? No:
         // 4A / r = 16 bytes, so the pass contends more than any region measured, and the
         // curve's smallest region (clamped) prices it.
-        let cost = InsertCost::of(&c, table, repeats(1 << 24, 1 << 10)).unwrap();
+        let cost = InsertCost::of(&c, table, repeats(1 << 24, 1 << 10), false).unwrap();
         assert_eq!(cost.seconds(1 << 20), 1.0);
         assert_eq!(cost.seconds(table), 1.0);
         // 2^16 groups, 256 repeats: 4A / r = 1 KiB, but a 1 MiB scope holds 4096 groups,
         // 16 KiB of words: no contention there; a 256 KiB scope's 4 KiB of words contend.
-        let cost = InsertCost::of(&c, table, repeats(1 << 24, 1 << 16)).unwrap();
+        let cost = InsertCost::of(&c, table, repeats(1 << 24, 1 << 16), false).unwrap();
         assert_eq!(cost.seconds(1 << 20), 0.1);
         assert_eq!(cost.seconds(1 << 18), 1.0);
         assert_eq!(cost.seconds(1 << 16), 1.0);
         // As many groups in a 64 KiB scope, but keys that do not repeat: 4A / r is 256 KiB,
         // past every contended region.
-        let cost = InsertCost::of(&c, table, repeats(1 << 16, 1 << 16)).unwrap();
+        let cost = InsertCost::of(&c, table, repeats(1 << 16, 1 << 16), false).unwrap();
         assert_eq!(cost.seconds(1 << 16), 0.1);
         // Nor is a scope priced at a region larger than itself: 4A / r = 256 KiB lies in
         // the slow part of a curve whose fast part ends at 64 KiB, but a 64 KiB scope has
         // no such misses.
         let small_l2 = curve(&[(1 << 12, 10.0), (1 << 16, 10.0), (1 << 18, 2.0)]);
-        let cost = InsertCost::of(&small_l2, table, repeats(1 << 16, 1 << 16)).unwrap();
+        let cost = InsertCost::of(&small_l2, table, repeats(1 << 16, 1 << 16), false).unwrap();
         assert_eq!(cost.seconds(1 << 16), 0.1);
+    }
+
+    #[test]
+    fn over_the_host_link_a_claim_is_an_atomic_of_its_own() {
+        let c = curve(&[(1 << 10, 4.0), (1 << 30, 2.0)]);
+        let table = 1 << 30;
+        let in_l2 = InsertCost::of(&c, table, repeats(1 << 20, 1 << 18), false).unwrap();
+        // A quarter of the keys claim a bucket: 1.25 atomics an insert.
+        let pinned = InsertCost::of(&c, table, repeats(1 << 20, 1 << 18), true).unwrap();
+        assert_eq!(pinned.seconds(table), 1.25 * in_l2.seconds(table));
+        // The input's size unknown: every key claims.
+        let unknown = InsertCost::of(&c, table, None, true).unwrap();
+        assert_eq!(unknown.seconds(table), 2.0 * in_l2.seconds(table));
+        let line = pinned.describe("pinned", &c);
+        assert!(line.contains("1.25 random atomic updates"), "{line}");
     }
 }
