@@ -103,9 +103,24 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     if let Some(c) = &cold {
         reasons.push(c.describe());
     }
-    let read = |scope: u64| match &cold {
-        Some(c) => c.seconds(&cost, scope),
-        None => cost.seconds(scope),
+    // Zero-copy's fall moves with the allocation (benchmarks/results/
+    // 2026-11-22-h200-session5-zero-copy): the probe's knee is the last region its own
+    // buffer read fast, so mapped host memory is priced there as the curve has it one
+    // doubling on. On all fourteen H200s swept, one pass over 512 MiB, the probe's knee on
+    // each, ran 1.09-1.29x slower than the best split.
+    let knee = translation
+        .curve
+        .and_then(|c| c.knee_bytes)
+        .filter(|_| workload.memory == MemoryKind::Pinned && cost.is_measured());
+    let read = |scope: u64| {
+        let priced = match knee {
+            Some(k) if scope >= k => scope.saturating_mul(2),
+            _ => scope,
+        };
+        match &cold {
+            Some(c) => c.seconds(&cost, priced),
+            None => cost.seconds(priced),
+        }
     };
     let pass_time = |read_seconds: f64, passes: u32| {
         let p = f64::from(passes);
