@@ -85,6 +85,8 @@ pub(crate) struct Step {
     /// Where the boundary lies: `(lo, hi)`, but for a staircase the last footprint below
     /// half its height and the first at or above it (its start is lost in the noise).
     pub boundary: (u64, u64),
+    /// Whether treads joined its rises (`Ramps::Staircases`).
+    pub staircase: bool,
     pub height: f64,
     pub sigma: f64,
     /// The level below the rise, and its standard deviation.
@@ -254,6 +256,7 @@ fn persistent_steps(
                 lo,
                 hi,
                 boundary,
+                staircase,
                 top: points[high.first].footprint,
                 height,
                 sigma,
@@ -268,11 +271,7 @@ fn persistent_steps(
         // where there are points there (a ramp left inside a segment pulls its level).
         // (Not too far past it either: a step too faint to find may lie further on.)
         // (A staircase's top lies well past its first rise.)
-        let past = if step.boundary == (step.lo, step.hi) {
-            step.hi
-        } else {
-            step.top
-        };
+        let past = if step.staircase { step.top } else { step.hi };
         let from = (past as f64 * RAMP_RATIO).ceil() as u64;
         let to = steps
             .get(i + 1)
