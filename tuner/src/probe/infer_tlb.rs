@@ -33,7 +33,7 @@
 //!    half their height). Chains keep short ramps only, as before.
 
 use super::robust::{median, neighbour_pairs, sample_noise, weighted_median, wiggle, Noise};
-use super::steps::{detect, points, Ramps, Step};
+use super::steps::{detect, points, steps_of, Ramps, Step};
 use memtune_core::profile::{ChaseCurve, TlbKind, TlbLevel};
 use std::collections::HashMap;
 
@@ -189,7 +189,7 @@ pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
             StrideSteps {
                 stride: c.stride_bytes,
                 steps: d.steps,
-                staircases: detect(&points, Ramps::Staircases).steps,
+                staircases: steps_of(&points, &d.segments, Ramps::Staircases),
                 base: d.segments.first().map(|s| s.level),
                 reach: c
                     .points
@@ -271,7 +271,8 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
         .filter(|s| (loads(s, second.stride) / a_loads).ln().abs() <= 2.0 * FINEST_SAME_LOADS.ln())
         .collect();
     let b_height: f64 = pieces.iter().map(|s| s.height).sum();
-    if pieces.is_empty() || !(0.3..=3.0).contains(&(b_height / a.height)) {
+    let heights = b_height / a.height;
+    if pieces.is_empty() || !(0.3..=3.0).contains(&heights) {
         return None;
     }
     let b_loads = (pieces
@@ -283,7 +284,6 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     if (b_loads / a_loads).ln().abs() > FINEST_SAME_LOADS.ln() {
         return None;
     }
-    let heights = b_height / a.height;
     let entries = (a_loads * b_loads).sqrt().round() as u64;
     let reach = (entries * first.stride) as f64;
     if levels

@@ -109,13 +109,22 @@ impl Detection {
 }
 
 pub(crate) fn detect(points: &[Point], ramps: Ramps) -> Detection {
-    let weights: Vec<f64> = points
+    let segments = segment(points, &weights(points));
+    let steps = steps_of(points, &segments, ramps);
+    Detection { segments, steps }
+}
+
+/// The steps of a detection's segments, rises joined as `ramps` says (the segmentation,
+/// the costly part, is shared).
+pub(crate) fn steps_of(points: &[Point], segments: &[Segment], ramps: Ramps) -> Vec<Step> {
+    persistent_steps(points, &weights(points), segments, ramps)
+}
+
+fn weights(points: &[Point]) -> Vec<f64> {
+    points
         .iter()
         .map(|p| 1.0 / (p.sigma * p.sigma).max(1e-12))
-        .collect();
-    let segments = segment(points, &weights);
-    let steps = persistent_steps(points, &weights, &segments, ramps);
-    Detection { segments, steps }
+        .collect()
 }
 
 /// Optimal partitioning of `points` into constant segments.
