@@ -7,7 +7,7 @@
 use super::error::{fits_in_memory, PlanError};
 use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{self, Split, MIN_GAIN};
-use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
+use super::reach_bet::{self, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost};
 use super::translation::Translation;
 use super::units::bytes;
@@ -185,7 +185,8 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
             _ => p * overlap(read_input, (inserts + (p - 1.0) * skip) / p),
         }
     };
-    let plain = |bytes: u64| cost.seconds(bytes);
+    // Pinned tables at and past the knee are priced one doubling on (`priced_bytes`).
+    let plain = |bytes: u64| cost.seconds(translation.priced_bytes(bytes));
     let one_pass = time(&plain, (Approach::Unscoped, None));
     let naive = |s: Split| time(&plain, (Approach::Naive, Some(s)));
     let copy = |s: Split| time(&plain, (Approach::Copy, Some(s)));
@@ -227,32 +228,27 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         draw.source
     ));
 
-    // The TLB-reach bet, where the chosen plan's scope overflows the fastest level.
+    // The TLB-reach bet, where the chosen plan's scope overflows a TLB level.
     let (mut approach, mut split, _) = choice;
-    let scope = split.map_or(table, |s| s.scope_bytes);
-    let host = HostTranslation::of(&translation, true);
-    if let Some((host, reach)) = host
-        .as_ref()
-        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
-    {
-        let translated = |bytes: u64| cost.seconds(bytes) * host.factor(bytes);
-        let within = passes::splits(table, granule)
-            .into_iter()
-            .filter(|s| s.scope_bytes <= reach)
-            .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))]);
-        let bet = reach_bet::weigh(
+    if let Some(host) = &HostTranslation::of(&translation, true) {
+        let scope = split.map_or(table, |s| s.scope_bytes);
+        // As in sampling: a smaller scope inserts no slower than the chosen one.
+        let translated = |b: u64| plain(b).min(plain(scope)) * host.factor(b);
+        let splits = passes::splits(table, granule);
+        let bets = reach_bet::weigh_levels(
+            &host.reaches(scope, split.is_none()),
             (approach, split),
-            within,
+            |reach, fastest| {
+                reach_bet::splits_within(&splits, reach, fastest)
+                    .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))])
+            },
             |p| time(&|_| plain(scope), p),
             |p| time(&translated, p),
         );
-        if let Some(
-            bet @ Bet {
-                candidate: (a, Some(s)),
-                ..
-            },
-        ) = bet
-        {
+        for (reach, bet) in bets {
+            let (a, Some(s)) = bet.candidate else {
+                continue;
+            };
             reasons.push(format!(
                 "{}; {} {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster than the choice above, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
                 host.describe(scope),

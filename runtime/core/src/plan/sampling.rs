@@ -4,7 +4,7 @@
 
 use super::error::{fits_in_memory, PlanError};
 use super::passes::{self, Split, MIN_GAIN};
-use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
+use super::reach_bet::{self, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
@@ -103,20 +103,9 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     if let Some(c) = &cold {
         reasons.push(c.describe());
     }
-    // Zero-copy's fall moves with the allocation (benchmarks/results/
-    // 2026-11-22-h200-session5-zero-copy): the probe's knee is the last region its own
-    // buffer read fast, so mapped host memory is priced there as the curve has it one
-    // doubling on. On all fourteen H200s swept, one pass over 512 MiB, the probe's knee on
-    // each, ran 1.09-1.29x slower than the best split.
-    let knee = translation
-        .curve
-        .and_then(|c| c.knee_bytes)
-        .filter(|_| workload.memory == MemoryKind::Pinned && cost.is_measured());
+    // Pinned memory at and past its knee is priced one doubling on (`priced_bytes`).
     let read = |scope: u64| {
-        let priced = match knee {
-            Some(k) if scope >= k => scope.saturating_mul(2),
-            _ => scope,
-        };
+        let priced = translation.priced_bytes(scope);
         match &cold {
             Some(c) => c.seconds(&cost, priced),
             None => cost.seconds(priced),
@@ -167,30 +156,24 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
             bytes(best.scope_bytes)
         ));
     }
-    // The TLB-reach bet, where the chosen plan's scope overflows the fastest level.
+    // The TLB-reach bet, where the chosen plan's scope overflows a TLB level.
     let host = HostTranslation::of(&translation, cost.is_measured());
-    let scope = chosen.map_or(region, |s| s.scope_bytes);
-    if let Some((host, reach)) = host
-        .as_ref()
-        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
-    {
-        let translated = |scope: u64| read(scope) * host.factor(scope);
-        let within = passes::splits(region, granule)
-            .into_iter()
-            .filter(|s| s.scope_bytes <= reach)
-            .map(Some);
-        let bet = reach_bet::weigh(
+    if let Some(host) = &host {
+        let scope = chosen.map_or(region, |s| s.scope_bytes);
+        // A smaller scope reads no slower than the chosen one: where the curve says it
+        // does, that is its own allocation's wiggle (3% between 128 and 256 MiB on session
+        // 7 run 1's, where the benchmark ran one pass 6% slower than two).
+        let translated = |s: u64| read(s).min(read(scope)) * host.factor(s);
+        let splits = passes::splits(region, granule);
+        let bets = reach_bet::weigh_levels(
+            &host.reaches(scope, chosen.is_none()),
             chosen,
-            within,
+            |reach, fastest| reach_bet::splits_within(&splits, reach, fastest).map(Some),
             |p| time_of(&|_| read(scope), p),
             |p| time_of(&translated, p),
         );
-        if let Some(
-            bet @ Bet {
-                candidate: Some(s), ..
-            },
-        ) = bet
-        {
+        for (reach, bet) in bets {
+            let Some(s) = bet.candidate else { continue };
             reasons.push(format!(
                 "{}; {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster than {}, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
                 host.describe(scope),
