@@ -109,3 +109,19 @@ fn h200_pinned_memory_shows_its_finest_level() {
         );
     }
 }
+
+#[test]
+fn a_finest_level_at_the_same_bytes_has_the_second_strides_page() {
+    // Session 7 run 2: the 4 and 8 KiB strides rise at 17 and 19 MiB (4431 and 2481 loads),
+    // the 16 KiB stride at 2663 loads: pages of 8 KiB. Left out, the first pinned level
+    // reached 800 MiB and one pass over 256 MiB ran 1.088x the best.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../benchmarks/results/2026-11-22-h200-session7-run2/profiles/GPU-0604ef8d-302a-b6c3-ea77-518b61f7a1f3.json",
+    );
+    let t = reinfer_at(&path, MemoryKind::Pinned);
+    let first = &t.levels[0];
+    assert_eq!(first.page_bytes, 8192);
+    let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
+    assert!((17.0..=22.0).contains(&reach_mib), "{reach_mib} MiB");
+    assert!((80.0..=250.0).contains(&first.miss_penalty_cycles));
+}

@@ -30,7 +30,9 @@
 //! 6. A level whose page is at most the smallest stride never stands still, so no chain
 //!    shows its page; it is read off the two smallest strides instead (`finest_level`),
 //!    from their steps with staircases joined (`Ramps::Staircases`, placed where they reach
-//!    half their height). Chains keep short ramps only, as before.
+//!    half their height). Where those two steps stand at the same bytes and the third
+//!    stride's at the second's loads, the page is the second stride. Chains keep short
+//!    ramps only, as before.
 
 use super::robust::{median, neighbour_pairs, sample_noise, weighted_median, wiggle, Noise};
 use super::steps::{detect, points, steps_of, Ramps, Step};
@@ -245,7 +247,10 @@ pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
 /// same number of loads, of heights alike (full height at both; a staircase split by noise,
 /// or cut off by the end of the sweep, reads low), and no level the profile would report may
 /// be as fine. Mapped host memory on an H200 has one: about 4000 entries of 4 KiB pages
-/// whose misses add 7-11% to a 2100-cycle load, in a staircase over 6-32 MiB.
+/// whose misses add 7-11% to a 2100-cycle load, in a staircase over 6-32 MiB. Where the
+/// two steps stand at the same bytes instead, and the third stride's at the second's
+/// loads, the page is the second stride: the same figure's pattern, one stride on, which
+/// the staircases hide from the chains just as well.
 fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<FittedLevel> {
     let [first, second, ..] = strides else {
         return None;
@@ -281,11 +286,32 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
         .sum::<f64>()
         / b_height)
         .exp();
-    if (b_loads / a_loads).ln().abs() > FINEST_SAME_LOADS.ln() {
+    let near = |x: f64, y: f64| (x / y).ln().abs() <= FINEST_SAME_LOADS.ln();
+    let (page_bytes, entries, last_stride) = if near(a_loads, b_loads) {
+        (first.stride, (a_loads * b_loads).sqrt(), second.stride)
+    } else if near(a_loads, 2.0 * b_loads) {
+        // The same bytes at both: the page is larger than the first stride. The third
+        // stride confirms a page of the second when its clear step has the second's loads
+        // (session 7 run 1's pinned memory: 17 and 19 MiB, then 2663 loads of 16 KiB).
+        let third = strides.get(2).filter(|t| t.stride == 2 * second.stride)?;
+        let c = third
+            .staircases
+            .iter()
+            .filter(clear)
+            .map(|s| loads(s, third.stride))
+            .filter(|&c| near(c, b_loads))
+            .min_by(|x, y| {
+                (x / b_loads)
+                    .ln()
+                    .abs()
+                    .total_cmp(&(y / b_loads).ln().abs())
+            })?;
+        (second.stride, (b_loads * c).sqrt(), third.stride)
+    } else {
         return None;
-    }
-    let entries = (a_loads * b_loads).sqrt().round() as u64;
-    let reach = (entries * first.stride) as f64;
+    };
+    let entries = entries.round() as u64;
+    let reach = (entries * page_bytes) as f64;
     if levels
         .iter()
         .any(|l| ((l.entries * l.page_bytes) as f64) < reach * SAME_BOUNDARY)
@@ -301,10 +327,10 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     let pattern = 0.6 + 0.2 * f64::from(u8::from((0.75..=1.3).contains(&heights)));
     Some(FittedLevel {
         entries,
-        page_bytes: first.stride,
+        page_bytes,
         penalty_cycles: penalty,
         confidence: clarity * pattern,
-        last_stride: second.stride,
+        last_stride,
     })
 }
 
