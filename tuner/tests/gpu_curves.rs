@@ -111,6 +111,23 @@ fn h200_pinned_memory_shows_its_finest_level() {
 }
 
 #[test]
+fn a_finest_level_tilted_to_more_loads_at_the_second_stride_is_read_between_them() {
+    // Session 7 run 3: the 4 KiB stride rose over 6-26 MiB, half up by 8 MiB (2048 loads);
+    // the 8 KiB stride over 20-64 MiB, half up at 38 MiB (4826 loads). No level puts the
+    // second stride's boundary at more loads; left out, the first pinned level reached
+    // 1152 MiB.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../benchmarks/results/2026-11-22-h200-session7-run3/profiles/GPU-266b3189-83de-4bcd-ffb5-4a2d8c1fb294.json",
+    );
+    let t = reinfer_at(&path, MemoryKind::Pinned);
+    let first = &t.levels[0];
+    assert_eq!(first.page_bytes, 4096);
+    let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
+    assert!((8.0..=19.0).contains(&reach_mib), "{reach_mib} MiB");
+    assert!((80.0..=250.0).contains(&first.miss_penalty_cycles));
+}
+
+#[test]
 fn a_finest_level_at_the_same_bytes_has_the_second_strides_page() {
     // Session 7 run 2: the 4 and 8 KiB strides rise at 17 and 19 MiB (4431 and 2481 loads),
     // the 16 KiB stride at 2663 loads: pages of 8 KiB. Left out, the first pinned level

@@ -287,12 +287,17 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
         / b_height)
         .exp();
     let near = |x: f64, y: f64| (x / y).ln().abs() <= FINEST_SAME_LOADS.ln();
-    let (page_bytes, entries, last_stride) = if near(a_loads, b_loads) {
+    // No level puts the second stride's boundary at more loads than the first's; where
+    // the steps say so (up to the pieces' window), their halves are misplaced by a
+    // staircase's tilt, as session 7 run 3's 4 KiB stride rose over 6-26 MiB but was half
+    // up by 8 MiB: the same loads, between the two.
+    let tilted = b_loads > a_loads && (b_loads / a_loads).ln() <= 2.0 * FINEST_SAME_LOADS.ln();
+    let (page_bytes, entries, last_stride) = if near(a_loads, b_loads) || tilted {
         (first.stride, (a_loads * b_loads).sqrt(), second.stride)
     } else if near(a_loads, 2.0 * b_loads) {
         // The same bytes at both: the page is larger than the first stride. The third
         // stride confirms a page of the second when its clear step has the second's loads
-        // (session 7 run 1's pinned memory: 17 and 19 MiB, then 2663 loads of 16 KiB).
+        // (session 7 run 2's pinned memory: 17 and 19 MiB, then 2663 loads of 16 KiB).
         let third = strides.get(2).filter(|t| t.stride == 2 * second.stride)?;
         let c = third
             .staircases
