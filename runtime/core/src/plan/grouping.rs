@@ -7,7 +7,7 @@
 use super::error::{fits_in_memory, PlanError};
 use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{self, Split, MIN_GAIN};
-use super::reach_bet::{self, HostTranslation, TLB_REACH_RISK};
+use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost};
 use super::translation::Translation;
 use super::units::bytes;
@@ -230,31 +230,38 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
 
     // The TLB-reach bet, where the chosen plan's scope overflows a TLB level.
     let (mut approach, mut split, _) = choice;
-    if let Some(host) = &HostTranslation::of(&translation, true) {
-        let scope = split.map_or(table, |s| s.scope_bytes);
-        // As in sampling: a smaller scope inserts no slower than the chosen one.
-        let translated = |b: u64| plain(b).min(plain(scope)) * host.factor(b);
+    let scope = split.map_or(table, |s| s.scope_bytes);
+    let host = HostTranslation::of(&translation, true);
+    if let Some((host, reach)) = host
+        .as_ref()
+        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
+    {
+        // As in sampling: translation alone, every insert priced as one over the chosen scope.
+        let translated = |b: u64| plain(scope) * host.factor(b);
         let splits = passes::splits(table, granule);
-        let bets = reach_bet::weigh_levels(
-            &host.reaches(scope, split.is_none()),
+        let within = reach_bet::candidates(&splits, reach, split.is_none())
+            .into_iter()
+            .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))]);
+        let bet = reach_bet::weigh(
             (approach, split),
-            |reach, fastest| {
-                reach_bet::splits_within(&splits, reach, fastest)
-                    .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))])
-            },
+            within,
             |p| time(&|_| plain(scope), p),
             |p| time(&translated, p),
         );
-        for (reach, bet) in bets {
-            let (a, Some(s)) = bet.candidate else {
-                continue;
-            };
+        if let Some(
+            bet @ Bet {
+                candidate: (a, Some(s)),
+                ..
+            },
+        ) = bet
+        {
             reasons.push(format!(
-                "{}; {} {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster than the choice above, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
+                "{}; {} {} passes of {} ({} the reach of the fastest TLB level, {}): predicted {:.3}x faster than the choice above, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
                 host.describe(scope),
                 a.as_str(),
                 s.passes,
                 bytes(s.scope_bytes),
+                if s.scope_bytes <= reach { "within" } else { "over" },
                 bytes(reach),
                 bet.gain,
                 bet.at_worst,

@@ -1,7 +1,7 @@
-//! The TLB-reach bet for zero-copy memory (docs/planners.md): keep every pass within the
-//! reach of the fastest TLB level the data overflows where that costs little even if the
-//! misses it avoids cost nothing, else (for a plan of one pass) within the next level's
-//! reach, and so on.
+//! The TLB-reach bet for zero-copy memory (docs/planners.md): split further for the
+//! translation misses the curve cannot see, where that costs little even if the misses it
+//! avoids cost nothing. A plan of one pass may take any split; a plan the curve already
+//! split, only one within the reach of the fastest TLB level its scope overflows.
 //!
 //! The GPU translates mapped host memory through page tables of the allocation's own
 //! layout. On most of ten H200s, one unscoped pass over 64-256 MiB of it ran 5-17% slower
@@ -41,21 +41,10 @@ impl<'a> HostTranslation<'a> {
         Some(HostTranslation { tlb, latency })
     }
 
-    /// The reaches the bet weighs, fastest (smallest) first: every TLB level the chosen
-    /// plan's `scope` overflows when that plan is one pass, the fastest of them when the
-    /// curve already split it. Where the curve saw no fall the bet is all that stands
-    /// between the plan and the misses; but weighing every level behind the curve's splits
-    /// moved 512 MiB-1 GiB sampling plans on five recorded H200s to 9-22 passes of 23-57
-    /// MiB, where the sweeps' nearest splits ran up to 1.06x the best.
-    pub(crate) fn reaches(&self, scope: u64, one_pass: bool) -> Vec<u64> {
-        let mut reaches: Vec<u64> = self.tlb.levels.iter().map(|l| l.reach_bytes).collect();
-        reaches.retain(|&r| r < scope);
-        reaches.sort_unstable();
-        reaches.dedup();
-        if !one_pass {
-            reaches.truncate(1);
-        }
-        reaches
+    /// The reach of the fastest TLB level that `size` bytes overflow.
+    pub(crate) fn fastest_overflowed(&self, size: u64) -> Option<u64> {
+        let reaches = self.tlb.levels.iter().map(|l| l.reach_bytes);
+        reaches.filter(|&r| r < size).min()
     }
 
     /// How many times a hit an access over `scope` bytes costs.
@@ -88,65 +77,47 @@ impl<C> Bet<C> {
     }
 }
 
-/// Of the plans `within` the reach, the one of least `translated` time (the first on a
-/// tie), and how it weighs against `chosen`; `None` when there is none. `translated`
-/// prices a plan with the misses priced on top of the curve; `unsaved` as if every access
-/// cost what one over the chosen plan's scope does (a smaller scope saving nothing).
+/// The splits the bet weighs against a plan whose scope overflows a TLB level of reach
+/// `reach`: any of `splits` when the plan is one pass (`one_pass`), else those
+/// within the reach. Behind a split the curve chose (past its knee), weighing every
+/// split moved 512 MiB-1 GiB sampling plans on five recorded H200s to 9-22 passes of
+/// 23-57 MiB, where the sweeps' nearest splits ran up to 1.06x the best.
+pub(crate) fn candidates(splits: &[Split], reach: u64, one_pass: bool) -> Vec<Split> {
+    let within = |s: &&Split| one_pass || s.scope_bytes <= reach;
+    splits.iter().filter(within).copied().collect()
+}
+
+/// Of the plans `within` reach of the bet, the one of least `translated` time (the first
+/// on a tie) among those at most `TLB_REACH_RISK` slower at worst, or among all when none
+/// is, and how it weighs against `chosen`; `None` when there is none. `translated` prices a
+/// plan with the misses priced on top of the curve; `unsaved` as if every access cost what
+/// one over the chosen plan's scope does (a smaller scope saving nothing).
 pub(crate) fn weigh<C: Copy>(
     chosen: C,
     within: impl IntoIterator<Item = C>,
     unsaved: impl Fn(C) -> f64,
     translated: impl Fn(C) -> f64,
 ) -> Option<Bet<C>> {
-    let (candidate, time) =
-        within
-            .into_iter()
-            .map(|c| (c, translated(c)))
-            .fold(None, |best, (c, t)| match best {
-                Some((_, bt)) if bt <= t => best,
-                _ => Some((c, t)),
-            })?;
-    Some(Bet {
-        candidate,
-        gain: translated(chosen) / time,
-        at_worst: unsaved(candidate) / unsaved(chosen),
-    })
-}
-
-/// The bet within each of the `reaches` in turn (fastest level first), up to the first one
-/// taken: each with its reach. `within(reach, fastest)` lists the plans that stay within
-/// it, `fastest` for the first reach.
-pub(crate) fn weigh_levels<C: Copy, I: IntoIterator<Item = C>>(
-    reaches: &[u64],
-    chosen: C,
-    within: impl Fn(u64, bool) -> I,
-    unsaved: impl Fn(C) -> f64,
-    translated: impl Fn(C) -> f64,
-) -> Vec<(u64, Bet<C>)> {
-    let mut bets = Vec::new();
-    for (i, &reach) in reaches.iter().enumerate() {
-        let Some(bet) = weigh(chosen, within(reach, i == 0), &unsaved, &translated) else {
-            continue;
-        };
-        bets.push((reach, bet));
-        if bet.taken() {
-            break;
-        }
-    }
-    bets
-}
-
-/// The `splits` (fewest passes first) a bet weighs within `reach`: all that stay within
-/// the fastest level's reach, whose smaller scopes may also gain from the caches; within a
-/// later level's, the fewest passes, as smaller scopes would only chase the misses of the
-/// faster levels, whose bet was already too costly.
-pub(crate) fn splits_within(
-    splits: &[Split],
-    reach: u64,
-    fastest: bool,
-) -> impl Iterator<Item = Split> + '_ {
-    let within = splits.iter().filter(move |s| s.scope_bytes <= reach);
-    within.take(if fastest { usize::MAX } else { 1 }).copied()
+    let base = unsaved(chosen);
+    let bets: Vec<(Bet<C>, f64)> = within
+        .into_iter()
+        .map(|c| {
+            let bet = Bet {
+                candidate: c,
+                gain: translated(chosen) / translated(c),
+                at_worst: unsaved(c) / base,
+            };
+            (bet, translated(c))
+        })
+        .collect();
+    let safe = bets.iter().any(|(b, _)| b.at_worst <= TLB_REACH_RISK);
+    bets.into_iter()
+        .filter(|(b, _)| !safe || b.at_worst <= TLB_REACH_RISK)
+        .fold(None, |best, (b, t)| match best {
+            Some((_, bt)) if bt <= t => best,
+            _ => Some((b, t)),
+        })
+        .map(|(b, _)| b)
 }
 
 #[cfg(test)]
@@ -170,20 +141,10 @@ mod tests {
         let bet = weigh(0, [1], unsaved, |c| [1.0, 0.995][c as usize]).unwrap();
         assert!(!bet.taken());
         assert!(weigh(0, [], unsaved, translated).is_none());
-    }
-
-    #[test]
-    fn levels_are_weighed_in_turn_up_to_the_first_bet_taken() {
-        // Reaches 1, 2 and 3 hold plans 1, 2 and 3: 1 too costly at worst, 2 taken.
-        let unsaved = |c: u32| [1.0, 1.05, 1.01, 1.0][c as usize];
-        let translated = |c: u32| [1.10, 1.0, 1.05, 1.08][c as usize];
-        let bets = weigh_levels(&[1, 2, 3], 0, |r, _| [r as u32], unsaved, translated);
-        let taken: Vec<(u64, bool)> = bets.iter().map(|(r, b)| (*r, b.taken())).collect();
-        assert_eq!(taken, [(1, false), (2, true)]);
-        assert_eq!(bets[1].1.candidate, 2);
-        // None taken: every level is weighed.
-        let bets = weigh_levels(&[1, 2, 3], 0, |r, _| [r as u32], unsaved, |_| 1.0);
-        assert_eq!(bets.len(), 3);
-        assert!(bets.iter().all(|(_, b)| !b.taken()));
+        // The fastest plan too costly at worst: the fastest of those that are not.
+        let unsaved = |c: u32| [1.0, 1.01, 1.03][c as usize];
+        let bet = weigh(0, [1, 2], unsaved, translated).unwrap();
+        assert_eq!(bet.candidate, 1);
+        assert!(bet.taken());
     }
 }

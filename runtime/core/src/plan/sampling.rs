@@ -4,7 +4,7 @@
 
 use super::error::{fits_in_memory, PlanError};
 use super::passes::{self, Split, MIN_GAIN};
-use super::reach_bet::{self, HostTranslation, TLB_REACH_RISK};
+use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::translation::Translation;
 use super::units::bytes;
@@ -158,27 +158,36 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     }
     // The TLB-reach bet, where the chosen plan's scope overflows a TLB level.
     let host = HostTranslation::of(&translation, cost.is_measured());
-    if let Some(host) = &host {
-        let scope = chosen.map_or(region, |s| s.scope_bytes);
-        // A smaller scope reads no slower than the chosen one: where the curve says it
-        // does, that is its own allocation's wiggle (3% between 128 and 256 MiB on session
-        // 7 run 1's, where the benchmark ran one pass 6% slower than two).
-        let translated = |s: u64| read(s).min(read(scope)) * host.factor(s);
+    let scope = chosen.map_or(region, |s| s.scope_bytes);
+    if let Some((host, reach)) = host
+        .as_ref()
+        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
+    {
+        // Translation alone: every access priced as one over the chosen scope, times its
+        // misses. The curve's own differences between scopes are its allocation's (session
+        // 7 run 1's read 128 MiB 3% slower than 256 MiB, where the benchmark ran one pass 6%
+        // slower than two).
+        let translated = |s: u64| read(scope) * host.factor(s);
         let splits = passes::splits(region, granule);
-        let bets = reach_bet::weigh_levels(
-            &host.reaches(scope, chosen.is_none()),
+        let within = reach_bet::candidates(&splits, reach, chosen.is_none());
+        let bet = reach_bet::weigh(
             chosen,
-            |reach, fastest| reach_bet::splits_within(&splits, reach, fastest).map(Some),
+            within.into_iter().map(Some),
             |p| time_of(&|_| read(scope), p),
             |p| time_of(&translated, p),
         );
-        for (reach, bet) in bets {
-            let Some(s) = bet.candidate else { continue };
+        if let Some(
+            bet @ Bet {
+                candidate: Some(s), ..
+            },
+        ) = bet
+        {
             reasons.push(format!(
-                "{}; {} passes of {} stay within the TLB reach of {}: predicted {:.3}x faster than {}, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
+                "{}; {} passes of {} ({} the reach of the fastest TLB level, {}): predicted {:.3}x faster than {}, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
                 host.describe(scope),
                 s.passes,
                 bytes(s.scope_bytes),
+                if s.scope_bytes <= reach { "within" } else { "over" },
                 bytes(reach),
                 bet.gain,
                 chosen.map_or("one pass".to_string(), |c| format!("{} passes of {}", c.passes, bytes(c.scope_bytes))),
