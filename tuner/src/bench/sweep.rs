@@ -313,9 +313,14 @@ pub fn bytes(n: u64) -> String {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Measured {
     pub config: String,
+    /// The median of its best round (the only one when there is one).
     pub median_ms: f64,
+    /// Slowest minus fastest run of that round.
     pub spread_ms: f64,
+    /// Every run, round after round.
     pub runs_ms: Vec<f64>,
+    /// Each round's median.
+    pub round_medians_ms: Vec<f64>,
     /// The result, printed (a sum, a grouping digest, an output digest): equal across
     /// versions when they computed the same thing.
     pub result: String,
@@ -520,6 +525,7 @@ mod tests {
             median_ms,
             spread_ms,
             runs_ms: vec![median_ms; 5],
+            round_medians_ms: vec![median_ms],
             result: result.into(),
         }
     }
