@@ -73,6 +73,18 @@ fn h200_pinned_memory_does_not_read_noise_as_levels() {
     assert!(t.levels.len() <= 3, "{} levels", t.levels.len());
 }
 
+/// The first pinned TLB level of a recorded profile (under `benchmarks/results`),
+/// re-inferred from its curves: (page bytes, reach in MiB, penalty in cycles).
+fn first_pinned_level(profile: &str) -> (u64, f64, f64) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../benchmarks/results")
+        .join(profile);
+    let t = reinfer_at(&path, MemoryKind::Pinned);
+    let first = &t.levels[0];
+    let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
+    (first.page_bytes, reach_mib, first.miss_penalty_cycles)
+}
+
 /// Mapped host memory on the H200s of sessions 5 and 6: the 4 KiB-stride chase climbs by
 /// 7-11% over 6-32 MiB in a staircase, and the 8 KiB one at twice the footprints (the same
 /// number of loads). The probe reports it as a level of 4 KiB pages with its middle at
@@ -91,21 +103,15 @@ fn h200_pinned_memory_shows_its_finest_level() {
         "2026-11-22-h200-session4-final/profiles/GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
         "2026-11-22-h200-session6-run3/profiles/GPU-0d048cc6-e705-a89e-2d28-ad6ce7d2c2d5.json",
     ] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../benchmarks/results")
-            .join(profile);
-        let t = reinfer_at(&path, MemoryKind::Pinned);
-        let first = &t.levels[0];
-        let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
-        assert_eq!(first.page_bytes, 4096, "{profile}");
+        let (page, reach_mib, penalty) = first_pinned_level(profile);
+        assert_eq!(page, 4096, "{profile}");
         assert!(
             (12.0..=22.0).contains(&reach_mib),
             "{profile}: {reach_mib} MiB"
         );
         assert!(
-            (80.0..=250.0).contains(&first.miss_penalty_cycles),
-            "{profile}: +{} cycles",
-            first.miss_penalty_cycles
+            (80.0..=250.0).contains(&penalty),
+            "{profile}: +{penalty} cycles"
         );
     }
 }
@@ -116,15 +122,12 @@ fn a_finest_level_tilted_to_more_loads_at_the_second_stride_is_read_between_them
     // the 8 KiB stride over 20-64 MiB, half up at 38 MiB (4826 loads). No level puts the
     // second stride's boundary at more loads; left out, the first pinned level reached
     // 1152 MiB.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../benchmarks/results/2026-11-22-h200-session7-run3/profiles/GPU-266b3189-83de-4bcd-ffb5-4a2d8c1fb294.json",
+    let (page, reach_mib, penalty) = first_pinned_level(
+        "2026-11-22-h200-session7-run3/profiles/GPU-266b3189-83de-4bcd-ffb5-4a2d8c1fb294.json",
     );
-    let t = reinfer_at(&path, MemoryKind::Pinned);
-    let first = &t.levels[0];
-    assert_eq!(first.page_bytes, 4096);
-    let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
+    assert_eq!(page, 4096);
     assert!((8.0..=19.0).contains(&reach_mib), "{reach_mib} MiB");
-    assert!((80.0..=250.0).contains(&first.miss_penalty_cycles));
+    assert!((80.0..=250.0).contains(&penalty));
 }
 
 #[test]
@@ -132,13 +135,10 @@ fn a_finest_level_at_the_same_bytes_has_the_second_strides_page() {
     // Session 7 run 2: the 4 and 8 KiB strides rise at 17 and 19 MiB (4431 and 2481 loads),
     // the 16 KiB stride at 2663 loads: pages of 8 KiB. Left out, the first pinned level
     // reached 800 MiB and one pass over 256 MiB ran 1.088x the best.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../benchmarks/results/2026-11-22-h200-session7-run2/profiles/GPU-0604ef8d-302a-b6c3-ea77-518b61f7a1f3.json",
+    let (page, reach_mib, penalty) = first_pinned_level(
+        "2026-11-22-h200-session7-run2/profiles/GPU-0604ef8d-302a-b6c3-ea77-518b61f7a1f3.json",
     );
-    let t = reinfer_at(&path, MemoryKind::Pinned);
-    let first = &t.levels[0];
-    assert_eq!(first.page_bytes, 8192);
-    let reach_mib = first.reach_bytes as f64 / (1 << 20) as f64;
+    assert_eq!(page, 8192);
     assert!((17.0..=22.0).contains(&reach_mib), "{reach_mib} MiB");
-    assert!((80.0..=250.0).contains(&first.miss_penalty_cycles));
+    assert!((80.0..=250.0).contains(&penalty));
 }
