@@ -30,9 +30,10 @@
 //! 6. A level whose page is at most the smallest stride never stands still, so no chain
 //!    shows its page; it is read off the two smallest strides instead (`finest_level`),
 //!    from their steps with staircases joined (`Ramps::Staircases`, placed where they reach
-//!    half their height). Where those two steps stand at the same bytes and the third
-//!    stride's at the second's loads, the page is the second stride. Chains keep short
-//!    ramps only, as before.
+//!    half their height). A second stride's step at more loads than the first's (a
+//!    staircase's tilt) is read as the same loads, between the two. Where the two steps
+//!    stand at the same bytes and the third stride's at the second's loads, the page is the
+//!    second stride. Chains keep short ramps only, as before.
 
 use super::robust::{median, neighbour_pairs, sample_noise, weighted_median, wiggle, Noise};
 use super::steps::{detect, points, steps_of, Ramps, Step};

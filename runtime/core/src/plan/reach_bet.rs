@@ -98,16 +98,17 @@ pub(crate) fn weigh<C: Copy>(
     unsaved: impl Fn(C) -> f64,
     translated: impl Fn(C) -> f64,
 ) -> Option<Bet<C>> {
-    let base = unsaved(chosen);
+    let (base, chosen_time) = (unsaved(chosen), translated(chosen));
     let bets: Vec<(Bet<C>, f64)> = within
         .into_iter()
         .map(|c| {
+            let time = translated(c);
             let bet = Bet {
                 candidate: c,
-                gain: translated(chosen) / translated(c),
+                gain: chosen_time / time,
                 at_worst: unsaved(c) / base,
             };
-            (bet, translated(c))
+            (bet, time)
         })
         .collect();
     let safe = bets.iter().any(|(b, _)| b.at_worst <= TLB_REACH_RISK);
