@@ -213,6 +213,7 @@ fn c_chars_to_string(buf: &[c_char]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchain::nvrtc_or_skip;
 
     fn source(text: &'static str) -> KernelSource {
         KernelSource {
@@ -225,6 +226,9 @@ mod tests {
     /// NVRTC succeeds on these and only warns; compile_ptx must still fail.
     #[test]
     fn warnings_are_rejected() {
+        if !nvrtc_or_skip("compile::tests::warnings_are_rejected") {
+            return;
+        }
         let cases = [
             (
                 "#warning \"memtune test warning\"\nextern \"C\" __global__ void k() {}\n",
@@ -255,6 +259,9 @@ mod tests {
 
     #[test]
     fn syntax_error_reports_log() {
+        if !nvrtc_or_skip("compile::tests::syntax_error_reports_log") {
+            return;
+        }
         let src = source("extern \"C\" __global__ void k() { int x = ; }\n");
         let err = compile_ptx(&src, "sm_80", &[])
             .err()
@@ -266,6 +273,9 @@ mod tests {
 
     #[test]
     fn defines_reach_the_source() {
+        if !nvrtc_or_skip("compile::tests::defines_reach_the_source") {
+            return;
+        }
         let src = source(
             "#ifndef MEMTUNE_X\n#error MEMTUNE_X missing\n#endif\n\
              extern \"C\" __global__ void k(int* o) { *o = MEMTUNE_X; }\n",
@@ -277,6 +287,9 @@ mod tests {
 
     #[test]
     fn headers_are_includable() {
+        if !nvrtc_or_skip("compile::tests::headers_are_includable") {
+            return;
+        }
         let src = source(
             "#include \"memtune_params.h\"\n\
              extern \"C\" __global__ void k(memtune_stencil_params p, unsigned int* o) { *o = p.nx; }\n",
@@ -287,6 +300,9 @@ mod tests {
 
     #[test]
     fn extra_headers_are_includable() {
+        if !nvrtc_or_skip("compile::tests::extra_headers_are_includable") {
+            return;
+        }
         let src = source(
             "#include \"user.h\"\nextern \"C\" __global__ void k(int* o) { *o = USER_X; }\n",
         );
@@ -297,6 +313,9 @@ mod tests {
 
     #[test]
     fn nul_in_define_is_an_error_not_a_panic() {
+        if !nvrtc_or_skip("compile::tests::nul_in_define_is_an_error_not_a_panic") {
+            return;
+        }
         let src = source("extern \"C\" __global__ void k() {}\n");
         let r = compile_ptx(&src, "sm_90", &[("A\0B", "1")]);
         assert!(matches!(r, Err(CompileError::NulByte { .. })), "{r:?}");

@@ -83,6 +83,9 @@ fn compile(source: &KernelSource, arch: &str, defines: Defines) -> Result<String
 
 #[test]
 fn tuned_defines_compile_for_every_arch() {
+    if !memtune_kernels::toolchain::nvrtc_or_skip("tuned_defines_compile_for_every_arch") {
+        return;
+    }
     for (source, defines) in TUNED {
         for arch in ARCHS {
             let ptx = compile_ptx(source, arch, defines)
@@ -108,6 +111,11 @@ fn tuned_defines_compile_for_every_arch() {
 
 #[test]
 fn impossible_defines_fail_with_the_kernels_message() {
+    if !memtune_kernels::toolchain::nvrtc_or_skip(
+        "impossible_defines_fail_with_the_kernels_message",
+    ) {
+        return;
+    }
     let cases: &[(KernelSource, Defines, &str)] = &[
         (
             sampling::SOURCE,
@@ -192,6 +200,9 @@ fn innermost_loops<'a>(ptx: &'a str, entry: &str) -> Vec<&'a str> {
 /// variant must therefore still load six neighbours from the memory it stages them in.
 #[test]
 fn stencil_repeats_reread_the_neighbours() {
+    if !memtune_kernels::toolchain::nvrtc_or_skip("stencil_repeats_reread_the_neighbours") {
+        return;
+    }
     for (defines, ty) in [(&[][..], "f32"), (&[stencil::F64][..], "f64")] {
         let ptx = compile(&stencil::SOURCE, "sm_90", defines).unwrap_or_else(|e| panic!("{e}"));
         // Streaming keeps z-1 and z+1 and its row's x neighbours in registers: it re-reads
@@ -218,6 +229,9 @@ fn stencil_repeats_reread_the_neighbours() {
 /// NVRTC's sizes and offsets of the header's structs equal Rust's (bindgen's).
 #[test]
 fn nvrtc_and_rust_agree_on_the_param_layout() {
+    if !memtune_kernels::toolchain::nvrtc_or_skip("nvrtc_and_rust_agree_on_the_param_layout") {
+        return;
+    }
     let mut checks = vec![format!(
         "static_assert(MEMTUNE_GROUPING_EMPTY_KEY == {EMPTY_KEY}u, \"EMPTY\");"
     )];

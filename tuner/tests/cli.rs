@@ -145,7 +145,28 @@ fn without_a_gpu_tune_and_devices_exit_3_and_write_nothing() {
     let r = env.run(&["devices", "--json"]);
     r.expect(3).says("no CUDA");
     assert_eq!(r.json()["error"]["kind"], "no_gpu");
-    env.run(&[]).expect(3).says("no CUDA");
+    let r = env.run(&["devices"]);
+    r.expect(3).says("no GPUs: no CUDA");
+    assert_eq!(
+        r.stderr().trim().lines().count(),
+        1,
+        "one line: {}",
+        r.stderr()
+    );
+    // Every GPU verb names the way on without a GPU: simulate, import, the exit codes.
+    for verb in [
+        &[][..],
+        &["probe", "-o", "p.json"],
+        &["bench", "all"],
+        &["chase"],
+    ] {
+        env.run(verb)
+            .expect(3)
+            .says("no CUDA")
+            .says("cargo tune probe --simulate p100")
+            .says("cargo tune import")
+            .says("exit code 3");
+    }
     assert!(!env.cache().exists(), "nothing written");
 }
 

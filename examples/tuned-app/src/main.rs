@@ -204,6 +204,11 @@ mod tests {
     /// the build's defines, and each stencil variant and a scoped sampling plan.
     #[test]
     fn kernels_compile_with_nvrtc_for_every_plan_shape() {
+        if !memtune::kernels::toolchain::nvrtc_or_skip(
+            "kernels_compile_with_nvrtc_for_every_plan_shape",
+        ) {
+            return;
+        }
         for source in ["stencil.cu", "sampling.cu"] {
             let ptx = kernels::KERNELS.compile_with(source, "sm_90", &[]);
             assert!(

@@ -430,7 +430,18 @@ fn simulated_options(args: &ProbeArgs, spec: &str) -> BTreeMap<String, serde_jso
 }
 
 fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
-    let ids = device::list()?;
+    let ids = device::list().map_err(|e| match e {
+        // One line: there is nothing to list, and that is the whole answer.
+        device::DeviceError::NoDriver => CliError::new(
+            Exit::NoGpu,
+            "no GPUs: no CUDA driver on this machine (libcuda.so.1 not found)",
+        ),
+        device::DeviceError::NoGpu { detail } => CliError::new(
+            Exit::NoGpu,
+            format!("no GPUs: no CUDA GPU is visible ({detail})"),
+        ),
+        other => other.into(),
+    })?;
     let cache = ctx.cache().ok();
     let stored = |uuid: &str| -> Option<PathBuf> {
         [Some(ctx.project()), cache.clone()]

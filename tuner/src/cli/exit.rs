@@ -67,15 +67,24 @@ impl From<ProfileError> for CliError {
     }
 }
 
+/// What a user without a usable GPU can do next; follows every "no GPU" error of a GPU verb.
+pub const NO_GPU_NEXT_STEPS: &str = "\
+without a GPU, everything else still works on a profile:
+  cargo tune probe --simulate p100 -o p.json     a simulated GPU (also k80, gt200, or a config file)
+  cargo tune import FILE                         a profile measured on a GPU machine and shipped
+  cargo tune plan sampling --region 4GiB --memory device --profile p.json
+exit code 3 means no GPU (the README lists every exit code)";
+
 impl From<DeviceError> for CliError {
     fn from(e: DeviceError) -> Self {
-        let exit = match e {
+        match e {
             DeviceError::NoDriver
             | DeviceError::NoGpu { .. }
-            | DeviceError::DriverTooOld { .. } => Exit::NoGpu,
-            DeviceError::NoSuchDevice { .. } => Exit::Usage,
-            DeviceError::Cuda { .. } => Exit::Internal,
-        };
-        CliError::new(exit, e.to_string())
+            | DeviceError::DriverTooOld { .. } => {
+                CliError::new(Exit::NoGpu, format!("{e}\n{NO_GPU_NEXT_STEPS}"))
+            }
+            DeviceError::NoSuchDevice { .. } => CliError::new(Exit::Usage, e.to_string()),
+            DeviceError::Cuda { .. } => CliError::new(Exit::Internal, e.to_string()),
+        }
     }
 }
