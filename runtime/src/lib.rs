@@ -5,11 +5,13 @@
 //! `sqlx-core` and `sqlx-macros`, and adds what needs the GPU: device identity and tuned
 //! launches.
 
+pub mod autotune;
 pub mod device;
 pub mod launch;
 pub mod replan;
 pub mod tuned;
 
+pub use autotune::{Autotuner, PlanSource, TunedPlan};
 pub use launch::{LaunchError, Runtime};
 pub use replan::{EmbeddedProfiles, Replan, Replanned, RuntimeSource, UsedProfile};
 pub use tuned::{Tuned, TunedError};

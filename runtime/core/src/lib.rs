@@ -14,6 +14,7 @@ pub mod profile;
 pub mod size;
 pub mod store;
 pub mod time;
+pub mod tune;
 
 pub use error::{ErrorClass, ProfileError};
 pub use lookup::{resolve, LookupConfig, Resolved, Source, Wanted};

@@ -22,6 +22,28 @@ pub fn bytes(n: u64, unit: &str) -> Option<u64> {
     unit_shift(unit).and_then(|shift| n.checked_mul(1u64 << shift))
 }
 
+const FORMAT_UNITS: [(u64, &str); 4] = [
+    (1 << 40, "TiB"),
+    (1 << 30, "GiB"),
+    (1 << 20, "MiB"),
+    (1 << 10, "KiB"),
+];
+
+/// `2 GiB`, `2080 MiB` (exact in the largest unit that divides it, up to four digits),
+/// otherwise two decimals in the largest unit below the value (`11.20 GiB`).
+pub fn format_bytes(n: u64) -> String {
+    if let Some((size, name)) = FORMAT_UNITS
+        .iter()
+        .find(|(size, _)| n >= *size && n % size == 0 && n / size < 10_000)
+    {
+        return format!("{} {name}", n / size);
+    }
+    match FORMAT_UNITS.iter().find(|(size, _)| n >= *size) {
+        Some((size, name)) => format!("{:.2} {name}", n as f64 / *size as f64),
+        None => format!("{n} bytes"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,5 +57,14 @@ mod tests {
         assert_eq!(bytes(1, "TB"), Some(1 << 40));
         assert_eq!(bytes(3, "PiB"), None);
         assert_eq!(bytes(u64::MAX, "KiB"), None);
+    }
+
+    #[test]
+    fn formats_exact_units_then_decimals() {
+        assert_eq!(format_bytes(2 << 30), "2 GiB");
+        assert_eq!(format_bytes(2080 << 20), "2080 MiB");
+        assert_eq!(format_bytes(12_025_908_428), "11.20 GiB");
+        assert_eq!(format_bytes(4), "4 bytes");
+        assert_eq!(format_bytes(64 << 10), "64 KiB");
     }
 }

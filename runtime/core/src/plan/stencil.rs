@@ -82,6 +82,17 @@ pub enum Variant {
     Streaming,
 }
 
+impl Variant {
+    /// The name serde writes: `plain`, `staged`, `streaming`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::Plain => "plain",
+            Variant::Staged => "staged",
+            Variant::Streaming => "streaming",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StencilPlan {
     pub variant: Variant,

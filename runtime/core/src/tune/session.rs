@@ -1,0 +1,285 @@
+//! The tuning loop, with the clock abstracted: `time(i)` launches candidate `i` once and
+//! returns its milliseconds (the GPU implementation brackets the user's launch with CUDA
+//! events; tests pass a fake). Candidates come safest first (untuned, model, neighbours).
+//!
+//! - Round 0 warms every candidate up once (module loads, first touches); its time only
+//!   counts toward the cost. A launch that fails drops its candidate, error kept.
+//! - Timed rounds then go round robin, so drift hits every candidate alike. After round 1 a
+//!   candidate over [`Budget::clear_loser`]× the leader's median is dropped; after round 2
+//!   one whose fastest run is over [`Budget::drop_ratio`]× the leader's median.
+//! - From round [`Budget::min_samples`] on, a launch runs only while the total time stays
+//!   within [`Budget::max_cost`] launches of the untuned kernel; at most
+//!   [`Budget::max_samples`] rounds.
+//! - The fastest median wins, unless a safer candidate is within the noise of it (gap under
+//!   1%, or under 2% with overlapping p20..p80): then the safer one is kept, so that the
+//!   choice does not flip between runs and never trades the untuned kernel for noise.
+
+use serde::{Deserialize, Serialize};
+
+/// Limits of one tuning session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    /// Total time, warm-ups included, in launches of the untuned kernel.
+    pub max_cost: f64,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// After one timed round: dropped when over this many times the leader's median.
+    pub clear_loser: f64,
+    /// After two: dropped when its fastest run is over this many times the leader's median.
+    pub drop_ratio: f64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_cost: 20.0,
+            min_samples: 3,
+            max_samples: 7,
+            clear_loser: 1.5,
+            drop_ratio: 1.1,
+        }
+    }
+}
+
+/// One candidate's measurements.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// The untimed-for-decision first launch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_ms: Option<f64>,
+    /// Timed launches in order.
+    pub runs_ms: Vec<f64>,
+    /// Why the candidate was dropped: its launch's error, or the early stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
+    /// The launch error, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Stats {
+    pub fn median_ms(&self) -> Option<f64> {
+        quantile(&self.runs_ms, 0.5)
+    }
+    pub fn p20_ms(&self) -> Option<f64> {
+        quantile(&self.runs_ms, 0.2)
+    }
+    pub fn p80_ms(&self) -> Option<f64> {
+        quantile(&self.runs_ms, 0.8)
+    }
+    fn fastest_ms(&self) -> Option<f64> {
+        self.runs_ms.iter().copied().reduce(f64::min)
+    }
+    fn alive(&self) -> bool {
+        self.dropped.is_none()
+    }
+}
+
+/// Nearest-rank quantile of `runs`; `None` when empty.
+pub fn quantile(runs: &[f64], q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = runs.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let i = ((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1);
+    Some(v[i])
+}
+
+/// What a session found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Index of the chosen candidate (0, the untuned one, when every candidate failed).
+    pub chosen: usize,
+    pub why: String,
+    pub stats: Vec<Stats>,
+    /// Every launch's milliseconds added up, warm-ups included.
+    pub tuning_ms: f64,
+    pub launches: u32,
+    /// `tuning_ms` in launches of the untuned kernel (its median), when it ran.
+    pub cost_in_untuned: Option<f64>,
+    pub all_failed: bool,
+}
+
+/// Tunes `n` candidates (safest first) with `time`; see the module doc for the rules.
+pub fn run(
+    n: usize,
+    budget: &Budget,
+    mut time: impl FnMut(usize) -> Result<f64, String>,
+) -> Outcome {
+    let mut stats = vec![Stats::default(); n];
+    let mut spent = 0.0;
+    let mut launches = 0u32;
+    let mut launch = |i: usize, stats: &mut Vec<Stats>, spent: &mut f64| -> Option<f64> {
+        launches += 1;
+        match time(i) {
+            Ok(ms) if ms.is_finite() && ms >= 0.0 => {
+                *spent += ms;
+                Some(ms)
+            }
+            Ok(ms) => {
+                fail(&mut stats[i], format!("timer returned {ms} ms"));
+                None
+            }
+            Err(e) => {
+                fail(&mut stats[i], e);
+                None
+            }
+        }
+    };
+
+    for i in 0..n {
+        stats[i].warmup_ms = launch(i, &mut stats, &mut spent);
+    }
+    for round in 1..=budget.max_samples.max(1) {
+        for i in 0..n {
+            if !stats[i].alive() {
+                continue;
+            }
+            if round > budget.min_samples {
+                let untuned = reference_ms(&stats);
+                let next = stats[i].median_ms().unwrap_or(0.0);
+                if untuned.is_some_and(|u| spent + next > budget.max_cost * u) {
+                    continue;
+                }
+            }
+            if let Some(ms) = launch(i, &mut stats, &mut spent) {
+                stats[i].runs_ms.push(ms);
+            }
+        }
+        let Some(leader) = leader_median(&stats) else {
+            break;
+        };
+        for s in stats.iter_mut().filter(|s| s.alive()) {
+            let fastest = s.fastest_ms().unwrap_or(f64::INFINITY);
+            if round == 1 && fastest > budget.clear_loser * leader {
+                s.dropped = Some(format!(
+                    "over {}x the leader after one run",
+                    budget.clear_loser
+                ));
+            } else if round >= 2 && fastest > budget.drop_ratio * leader {
+                s.dropped = Some(format!(
+                    "fastest run over {}x the leader's median",
+                    budget.drop_ratio
+                ));
+            }
+        }
+        let alive = stats.iter().filter(|s| s.alive()).count();
+        let cost = reference_ms(&stats).map(|u| spent / u);
+        if round >= budget.min_samples
+            && (alive <= 1 || cost.is_some_and(|c| c >= budget.max_cost) || separated(&stats))
+        {
+            break;
+        }
+    }
+
+    let (chosen, why, all_failed) = choose(&stats);
+    Outcome {
+        chosen,
+        why,
+        cost_in_untuned: stats[..n.min(1)]
+            .first()
+            .and_then(Stats::median_ms)
+            .filter(|&u| u > 0.0)
+            .map(|u| spent / u),
+        stats,
+        tuning_ms: spent,
+        launches,
+        all_failed,
+    }
+}
+
+fn fail(s: &mut Stats, error: String) {
+    s.dropped = Some("its launch failed".into());
+    s.error = Some(error);
+}
+
+/// The untuned kernel's median, else the leader's: the unit of the budget.
+fn reference_ms(stats: &[Stats]) -> Option<f64> {
+    stats
+        .first()
+        .and_then(Stats::median_ms)
+        .or_else(|| leader_median(stats))
+        .filter(|&m| m > 0.0)
+}
+
+fn leader_median(stats: &[Stats]) -> Option<f64> {
+    stats
+        .iter()
+        .filter(|s| s.alive())
+        .filter_map(Stats::median_ms)
+        .reduce(f64::min)
+}
+
+/// True when the leader's p80 is under every other live candidate's p20.
+fn separated(stats: &[Stats]) -> bool {
+    let Some((lead, _)) = fastest(stats) else {
+        return false;
+    };
+    let p80 = stats[lead].p80_ms().unwrap_or(f64::INFINITY);
+    stats
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| *i != lead && s.alive())
+        .all(|(_, s)| s.p20_ms().is_some_and(|p20| p80 < p20))
+}
+
+fn fastest(stats: &[Stats]) -> Option<(usize, f64)> {
+    stats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.error.is_none())
+        .filter_map(|(i, s)| Some((i, s.median_ms()?)))
+        .fold(None, |best, (i, m)| match best {
+            Some((_, b)) if b <= m => best,
+            _ => Some((i, m)),
+        })
+}
+
+/// Within the noise: a gap under 1%, or under 2% where the safer one's p20 reaches the
+/// faster one's p80.
+fn tie(fast: &Stats, safe: &Stats) -> bool {
+    let (Some(f), Some(s)) = (fast.median_ms(), safe.median_ms()) else {
+        return false;
+    };
+    let gap = s - f;
+    gap <= 0.01 * f || (gap <= 0.02 * f && safe.p20_ms().unwrap_or(s) <= fast.p80_ms().unwrap_or(f))
+}
+
+fn choose(stats: &[Stats]) -> (usize, String, bool) {
+    let Some((best, best_ms)) = fastest(stats) else {
+        return (
+            0,
+            "every candidate failed: the untuned plan is used".into(),
+            true,
+        );
+    };
+    // Candidates with timings that were not dropped for a failure may be kept on a tie.
+    for (i, s) in stats.iter().enumerate().take(best) {
+        if s.error.is_none() && tie(&stats[best], s) {
+            let ms = s.median_ms().unwrap_or(f64::NAN);
+            return (
+                i,
+                format!(
+                    "within the noise of the fastest (candidate {best}, {best_ms:.4} ms): kept the safer candidate {i} ({ms:.4} ms)"
+                ),
+                false,
+            );
+        }
+    }
+    let untuned = stats
+        .first()
+        .and_then(Stats::median_ms)
+        .map_or(String::new(), |u| {
+            format!(", {:.3}x faster than untuned", u / best_ms)
+        });
+    (
+        best,
+        format!("fastest median ({best_ms:.4} ms){untuned}"),
+        false,
+    )
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

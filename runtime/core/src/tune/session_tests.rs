@@ -1,0 +1,132 @@
+use super::*;
+
+/// A fake clock: candidate i takes `ms[i]`, plus `noise(i, call)`.
+fn fixed(ms: &[f64]) -> impl FnMut(usize) -> Result<f64, String> + '_ {
+    move |i| Ok(ms[i])
+}
+
+#[test]
+fn the_fastest_wins_and_the_cost_stays_within_budget() {
+    let out = run(5, &Budget::default(), fixed(&[2.0, 1.0, 1.2, 0.8, 3.0]));
+    assert_eq!(out.chosen, 3, "{out:?}");
+    assert!(!out.all_failed);
+    let cost = out.cost_in_untuned.expect("untuned ran");
+    assert!(cost <= 20.0, "cost {cost}");
+    assert!(out.why.contains("faster than untuned"), "{}", out.why);
+    // The 3 ms candidate is over 1.5x the leader after one run.
+    assert_eq!(out.stats[4].runs_ms.len(), 1);
+    assert!(out.stats[4].dropped.is_some());
+}
+
+#[test]
+fn equal_candidates_cost_at_most_twenty_untuned_launches() {
+    let out = run(5, &Budget::default(), fixed(&[1.0; 5]));
+    assert_eq!(out.chosen, 0, "ties keep the untuned plan: {}", out.why);
+    assert!(out.tuning_ms <= 20.0, "{}", out.tuning_ms);
+    assert!(out.launches <= 20, "{}", out.launches);
+}
+
+#[test]
+fn a_slower_plan_never_beats_untuned() {
+    // The model's pick is 2.6x slower than untuned: untuned must be chosen.
+    let out = run(3, &Budget::default(), fixed(&[1.0, 2.6, 1.8]));
+    assert_eq!(out.chosen, 0);
+    assert!(out.cost_in_untuned.unwrap() <= 20.0);
+}
+
+#[test]
+fn noise_within_the_gap_keeps_the_safer_candidate() {
+    // Candidate 1 is 0.5% faster than untuned: within the noise, untuned is kept.
+    let out = run(2, &Budget::default(), fixed(&[1.0, 0.995]));
+    assert_eq!(out.chosen, 0, "{}", out.why);
+    assert!(out.why.contains("within the noise"), "{}", out.why);
+    // 5% faster is a real gain.
+    let out = run(2, &Budget::default(), fixed(&[1.0, 0.95]));
+    assert_eq!(out.chosen, 1, "{}", out.why);
+}
+
+#[test]
+fn overlapping_spreads_under_two_percent_are_a_tie() {
+    let mut calls = [0usize; 2];
+    let out = run(2, &Budget::default(), |i| {
+        calls[i] += 1;
+        // Untuned alternates 1.00/1.04, the other 0.985/1.025: medians 1.5% apart.
+        let base = if i == 0 { 1.0 } else { 0.985 };
+        Ok(base + if calls[i] % 2 == 0 { 0.04 } else { 0.0 })
+    });
+    assert_eq!(out.chosen, 0, "{}", out.why);
+}
+
+#[test]
+fn failed_launches_are_dropped_with_their_error() {
+    let out = run(3, &Budget::default(), |i| match i {
+        1 => Err("CUDA_ERROR_INVALID_VALUE".into()),
+        _ => Ok(if i == 0 { 1.0 } else { 0.5 }),
+    });
+    assert_eq!(out.chosen, 2);
+    assert_eq!(
+        out.stats[1].error.as_deref(),
+        Some("CUDA_ERROR_INVALID_VALUE")
+    );
+    assert!(out.stats[1].runs_ms.is_empty());
+}
+
+#[test]
+fn every_failure_falls_back_to_untuned() {
+    let out = run(3, &Budget::default(), |_| Err("boom".to_string()));
+    assert!(out.all_failed);
+    assert_eq!(out.chosen, 0);
+    assert!(out.why.contains("every candidate failed"));
+    // Each was tried once and never again.
+    assert_eq!(out.launches, 3);
+}
+
+#[test]
+fn a_failure_after_warm_up_drops_the_candidate() {
+    let mut calls = 0;
+    let out = run(2, &Budget::default(), |i| {
+        if i == 1 {
+            calls += 1;
+            if calls == 2 {
+                return Err("illegal address".into());
+            }
+            return Ok(0.1);
+        }
+        Ok(1.0)
+    });
+    assert_eq!(out.chosen, 0, "{}", out.why);
+    assert!(out.stats[1].error.is_some());
+}
+
+#[test]
+fn non_finite_times_are_failures() {
+    let out = run(2, &Budget::default(), |i| {
+        Ok(if i == 0 { 1.0 } else { f64::NAN })
+    });
+    assert_eq!(out.chosen, 0);
+    assert!(out.stats[1].error.as_deref().unwrap_or("").contains("NaN"));
+}
+
+#[test]
+fn a_disturbed_run_does_not_flip_the_winner() {
+    let mut calls = 0;
+    let out = run(2, &Budget::default(), |i| {
+        calls += 1;
+        // One 5x disturbance on the faster candidate's second timed run.
+        Ok(match (i, calls) {
+            (1, 6) => 2.5,
+            (0, _) => 1.0,
+            _ => 0.5,
+        })
+    });
+    assert_eq!(out.chosen, 1, "{out:?}");
+}
+
+#[test]
+fn quantiles_are_nearest_rank() {
+    let runs = [5.0, 1.0, 3.0, 2.0, 4.0];
+    assert_eq!(quantile(&runs, 0.5), Some(3.0));
+    assert_eq!(quantile(&runs, 0.2), Some(2.0));
+    assert_eq!(quantile(&runs, 0.8), Some(4.0));
+    assert_eq!(quantile(&[], 0.5), None);
+}

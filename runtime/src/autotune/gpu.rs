@@ -1,0 +1,77 @@
+//! The GPU side of the autotuner: CUDA events around the user's launch.
+
+use std::fmt::Display;
+use std::path::Path;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+use cudarc::driver::{CudaContext, CudaStream};
+use memtune_core::lookup::{self, LookupConfig, Wanted};
+use memtune_core::tune::Tunable;
+
+use super::{AutotuneError, Autotuner, TunedPlan};
+use crate::launch::{cuda, LaunchError};
+use crate::tuned::{check_profile, TunedError};
+
+impl Autotuner {
+    /// Opens GPU `ordinal`: finds its profile through the lookup chain (a profile of another
+    /// GPU model is refused), reads the environment's mode and stores, and returns the
+    /// context's default stream, which the timing events are recorded on.
+    pub fn open(
+        ordinal: usize,
+        project_root: Option<&Path>,
+    ) -> Result<(Autotuner, Arc<CudaStream>), AutotuneError> {
+        let id = crate::device::identity(ordinal).map_err(LaunchError::from)?;
+        let wanted = Wanted {
+            uuid: Some(id.uuid.clone()),
+            model: Some(id.model()),
+        };
+        let resolved = lookup::resolve(&LookupConfig::from_env(project_root), &wanted)
+            .map_err(TunedError::from)?;
+        for w in resolved.warnings.iter().chain(&check_profile(
+            &id,
+            &resolved.profile,
+            &resolved.source,
+        )?) {
+            eprintln!("memtune: {w}");
+        }
+        let ctx = CudaContext::new(ordinal).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
+        let stream = ctx.default_stream();
+        let tuner = Autotuner::from_env(resolved.profile, &id.uuid, project_root)?;
+        Ok((tuner, stream))
+    }
+
+    /// Tunes `workload` on the user's kernel: `launch(plan)` enqueues the kernel with `plan`
+    /// on `stream` (or on any stream that synchronises with it, such as the legacy default
+    /// stream). Each launch is bracketed by CUDA events on `stream`; a launch that returns an
+    /// error, or whose kernel fails, drops its candidate.
+    pub fn tune<W: Tunable, E: Display>(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &str,
+        workload: &W,
+        mut launch: impl FnMut(&W::Plan) -> Result<(), E>,
+    ) -> Result<TunedPlan<W::Plan>, AutotuneError> {
+        self.tune_with(kernel, workload, |plan| time_once(stream, || launch(plan)))
+    }
+}
+
+/// Milliseconds of the work `f` enqueues on `stream`, from CUDA events, after a sync.
+pub fn time_once<E: Display>(
+    stream: &Arc<CudaStream>,
+    f: impl FnOnce() -> Result<(), E>,
+) -> Result<f64, String> {
+    let start = stream
+        .record_event(Some(CU_EVENT_DEFAULT))
+        .map_err(|e| format!("cuEventRecord: {e:?}"))?;
+    f().map_err(|e| e.to_string())?;
+    let end = stream
+        .record_event(Some(CU_EVENT_DEFAULT))
+        .map_err(|e| format!("cuEventRecord: {e:?}"))?;
+    end.synchronize()
+        .map_err(|e| format!("the kernel failed: {e:?}"))?;
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(|e| format!("cuEventElapsedTime: {e:?}"))?;
+    Ok(f64::from(ms))
+}

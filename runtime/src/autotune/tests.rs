@@ -1,0 +1,199 @@
+use super::*;
+use memtune_core::plan::{SamplingPlan, SamplingWorkload, StencilWorkload};
+use memtune_core::MemoryKind;
+use std::cell::Cell;
+
+const UUID: &str = "GPU-00000000-0000-0000-0000-0000000000aa";
+
+fn work() -> SamplingWorkload {
+    SamplingWorkload {
+        region_bytes: 1536 << 20,
+        memory: MemoryKind::Device,
+        reads_per_thread: 64,
+    }
+}
+
+fn tuner(dir: &Path, mode: Mode) -> Autotuner {
+    let store = DecisionStore::new(Some(dir.join("local")), Some(dir.join("project")));
+    Autotuner::new(memtune_core::default::builtin(), UUID, store, mode)
+}
+
+/// A kernel whose time falls with passes up to 4, then rises: 4 passes is best.
+fn kernel_ms(plan: &SamplingPlan) -> f64 {
+    let p = f64::from(plan.passes);
+    1.0 + (p - 4.0).abs() * 0.1 + if plan.passes == 1 { 1.0 } else { 0.0 }
+}
+
+#[test]
+fn first_use_times_then_stored_decisions_time_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    let launches = Cell::new(0);
+    let first = t
+        .tune_with("gather-v1", &work(), |p| {
+            launches.set(launches.get() + 1);
+            Ok(kernel_ms(p))
+        })
+        .unwrap();
+    assert_eq!(first.source, PlanSource::Tuned);
+    assert!(
+        launches.get() > 0 && launches.get() <= 25,
+        "{}",
+        launches.get()
+    );
+    let d = first.decision.as_ref().unwrap();
+    assert!(d.candidates.len() <= 5);
+    let untuned_ms = d.candidates[0].median_ms.unwrap();
+    let chosen_ms = d.candidates[d.chosen].median_ms.unwrap();
+    assert!(chosen_ms <= untuned_ms, "{chosen_ms} > {untuned_ms}");
+    assert!(d.cost_in_untuned.unwrap() <= 20.0);
+
+    let again = t
+        .tune_with("gather-v1", &work(), |_| -> Result<f64, String> {
+            panic!("a stored decision must not time anything")
+        })
+        .unwrap();
+    assert_eq!(again.source, PlanSource::Stored(StoreSource::Local));
+    assert_eq!(again.plan, first.plan);
+}
+
+#[test]
+fn a_plan_slower_than_untuned_is_never_chosen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    // Every scoped plan is 2.6x slower than untuned (few reads per thread).
+    let r = t
+        .tune_with("short-kernel", &work(), |p| {
+            Ok(if p.passes == 1 { 1.0 } else { 2.6 })
+        })
+        .unwrap();
+    assert_eq!(r.plan.passes, 1, "{:?}", r.decision);
+}
+
+#[test]
+fn modes_off_and_cached_time_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let never = |_: &SamplingPlan| -> Result<f64, String> { panic!("timed") };
+    let off = tuner(tmp.path(), Mode::Off)
+        .tune_with("k", &work(), never)
+        .unwrap();
+    assert_eq!(off.source, PlanSource::Model);
+    let model = memtune_core::plan::sampling::plan(&memtune_core::default::builtin(), &work());
+    assert_eq!(off.plan.passes, model.unwrap().passes);
+    let cached = tuner(tmp.path(), Mode::Cached)
+        .tune_with("k", &work(), never)
+        .unwrap();
+    assert_eq!(cached.source, PlanSource::Model);
+    assert!(
+        tmp.path().join("local").read_dir().is_err(),
+        "nothing stored"
+    );
+}
+
+#[test]
+fn always_retunes_and_replaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    tuner(tmp.path(), Mode::Auto)
+        .tune_with("k", &work(), |p| Ok(kernel_ms(p)))
+        .unwrap();
+    // The kernel changed: now one pass is fastest.
+    let r = tuner(tmp.path(), Mode::Always)
+        .tune_with("k", &work(), |p| Ok(if p.passes == 1 { 0.5 } else { 1.0 }))
+        .unwrap();
+    assert_eq!((r.source, r.plan.passes), (PlanSource::Tuned, 1));
+    let stored = tuner(tmp.path(), Mode::Cached)
+        .tune_with("k", &work(), |_| Err("no".to_string()))
+        .unwrap();
+    assert_eq!(stored.plan.passes, 1);
+}
+
+#[test]
+fn all_failures_are_an_error_and_nothing_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    let e = t
+        .tune_with(
+            "k",
+            &work(),
+            |_| Err("CUDA_ERROR_LAUNCH_FAILED".to_string()),
+        )
+        .unwrap_err();
+    assert!(matches!(e, AutotuneError::AllFailed { .. }), "{e}");
+    assert!(e.to_string().contains("CUDA_ERROR_LAUNCH_FAILED"), "{e}");
+    assert!(t.store().list().is_empty());
+}
+
+#[test]
+fn a_corrupt_decision_is_ignored_with_a_warning_and_retuned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    let key = t.key("k", &work()).unwrap();
+    let dir = tmp.path().join("local");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(key.file_name()), b"{ not json").unwrap();
+    let r = t.tune_with("k", &work(), |p| Ok(kernel_ms(p))).unwrap();
+    // The corrupt file stays (first writer wins), the decision is used in this run.
+    assert_eq!(r.source, PlanSource::Tuned);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("not a valid decision")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn keys_differ_by_kernel_workload_and_profile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    let a = t.key("k", &work()).unwrap();
+    assert_ne!(a, t.key("k2", &work()).unwrap());
+    let mut bigger = work();
+    bigger.region_bytes *= 2;
+    assert_ne!(a, t.key("k", &bigger).unwrap());
+    let mut other = memtune_core::default::builtin();
+    other.digest = "sha256:other".into();
+    let t2 = Autotuner::new(other, UUID, DecisionStore::default(), Mode::Auto);
+    assert_ne!(
+        a.profile_digest,
+        t2.key("k", &work()).unwrap().profile_digest
+    );
+}
+
+#[test]
+fn stencil_candidates_are_timed_like_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    let w = StencilWorkload {
+        dims: [320, 200, 96],
+        dtype: memtune_core::plan::Dtype::F64,
+        repeats: 1,
+    };
+    let r = t
+        .tune_with("27-point", &w, |p| {
+            Ok(if p.variant == memtune_core::plan::Variant::Plain {
+                1.0
+            } else {
+                0.7
+            })
+        })
+        .unwrap();
+    assert_ne!(
+        r.plan.variant,
+        memtune_core::plan::Variant::Plain,
+        "{:?}",
+        r.decision
+    );
+}
+
+#[test]
+fn modes_parse_and_bad_ones_name_the_choices() {
+    assert_eq!("off".parse::<Mode>().unwrap(), Mode::Off);
+    assert_eq!("".parse::<Mode>().unwrap(), Mode::Auto);
+    let e = "sometimes".parse::<Mode>().unwrap_err().to_string();
+    assert!(
+        e.contains("MEMTUNE_AUTOTUNE") && e.contains("always"),
+        "{e}"
+    );
+}
