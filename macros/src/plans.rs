@@ -4,8 +4,8 @@
 use crate::args::Args;
 use crate::emit;
 use crate::lookup;
-use memtune_core::plan::grouping::{self, Approach, GroupingWorkload};
-use memtune_core::plan::sampling::{self, SamplingWorkload};
+use memtune_core::plan::grouping::{Approach, GroupingWorkload};
+use memtune_core::plan::sampling::SamplingWorkload;
 use memtune_core::plan::stencil::{self, Dtype, StencilWorkload, Variant};
 use memtune_core::plan::PlanError;
 use proc_macro2::{Span, TokenStream};
@@ -33,8 +33,8 @@ pub fn sampling(input: TokenStream) -> TokenStream {
             },
         };
         let found = lookup::find(args.profile()?.as_ref(), NAME)?;
-        let plan =
-            sampling::plan(&found.profile, &workload).map_err(|e| refused(&args, NAME, e))?;
+        let plan = memtune_core::plan::sampling_untimed(&found.profile, &workload)
+            .map_err(|e| refused(&args, NAME, e))?;
         let speedup = plan.predicted_speedup;
         if !speedup.is_finite() {
             return Err(Error::new(
@@ -86,8 +86,8 @@ pub fn grouping(input: TokenStream) -> TokenStream {
             input_bytes: args.get("input").map(|a| a.size()).transpose()?,
         };
         let found = lookup::find(args.profile()?.as_ref(), NAME)?;
-        let plan =
-            grouping::plan(&found.profile, &workload).map_err(|e| refused(&args, NAME, e))?;
+        let plan = memtune_core::plan::grouping_untimed(&found.profile, &workload)
+            .map_err(|e| refused(&args, NAME, e))?;
         let table = workload.table_bytes;
         let table_memory = emit::memory_kind(workload.table_memory);
         let input_memory = emit::memory_kind(workload.input_memory);

@@ -5,8 +5,8 @@
 //! profile it used and whether the constants were replaced.
 
 use memtune_core::compiled::{GroupingConsts, ProfileStamp, SamplingConsts, StencilConsts};
-use memtune_core::plan::grouping::{self, GroupingPlan};
-use memtune_core::plan::sampling::{self, SamplingPlan};
+use memtune_core::plan::grouping::GroupingPlan;
+use memtune_core::plan::sampling::SamplingPlan;
 use memtune_core::plan::stencil::{self, StencilPlan};
 use memtune_core::plan::PlanError;
 use memtune_core::{codec, DeviceIdentity, Profile, Store};
@@ -192,7 +192,7 @@ impl Replan {
         self.replan(
             &consts.profile,
             || consts.to_plan(),
-            |p| sampling::plan(p, &consts.workload),
+            |p| memtune_core::plan::sampling_untimed(p, &consts.workload),
             |plan| consts == plan,
         )
     }
@@ -202,7 +202,7 @@ impl Replan {
         self.replan(
             &consts.profile,
             || consts.to_plan(),
-            |p| grouping::plan(p, &consts.workload),
+            |p| memtune_core::plan::grouping_untimed(p, &consts.workload),
             |plan| consts == plan,
         )
     }

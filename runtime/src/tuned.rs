@@ -5,8 +5,8 @@ use crate::launch::{LaunchError, Runtime};
 use crate::replan::{EmbeddedProfiles, Replan};
 use memtune_core::default::DEFAULT_UUID;
 use memtune_core::lookup::{self, LookupConfig, Source, Wanted};
-use memtune_core::plan::grouping::{self, GroupingPlan, GroupingWorkload};
-use memtune_core::plan::sampling::{self, SamplingPlan, SamplingWorkload};
+use memtune_core::plan::grouping::{GroupingPlan, GroupingWorkload};
+use memtune_core::plan::sampling::{SamplingPlan, SamplingWorkload};
 use memtune_core::plan::stencil::{self, Dtype, StencilPlan, StencilWorkload};
 use memtune_core::plan::PlanError;
 use memtune_core::{DeviceIdentity, MemoryKind, Profile, ProfileError};
@@ -137,7 +137,7 @@ impl Tuned {
         reads_per_thread: u32,
         seed: u64,
     ) -> Result<(u64, SamplingPlan), TunedError> {
-        let plan = sampling::plan(
+        let plan = memtune_core::plan::sampling_untimed(
             &self.profile,
             &SamplingWorkload {
                 region_bytes: std::mem::size_of_val(data) as u64,
@@ -160,7 +160,7 @@ impl Tuned {
         input_memory: MemoryKind,
     ) -> Result<(Vec<(u32, u64)>, GroupingPlan), TunedError> {
         let capacity = crate::launch::grouping_capacity(keys.len() as u64, distinct)?;
-        let plan = grouping::plan(
+        let plan = memtune_core::plan::grouping_untimed(
             &self.profile,
             &GroupingWorkload {
                 table_bytes: capacity

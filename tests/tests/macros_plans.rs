@@ -1,9 +1,8 @@
 //! The macros' compile-time plans: for the simulated K80 and P100 profiles of
-//! `tests/fixtures/` they differ, and each equals what the planners (and so `cargo tune plan`)
-//! decide for that profile; the stamp names the profile; raw values are the profile's.
+//! `tests/fixtures/` they differ, and each equals the untimed plan (what `cargo tune plan`
+//! decides without timing) for that profile; the stamp names the profile; raw values are the profile's.
 
-use memtune::core::plan::grouping::{self, Approach};
-use memtune::core::plan::sampling;
+use memtune::core::plan::grouping::Approach;
 use memtune::core::plan::stencil;
 use memtune::core::store;
 use memtune::{GroupingConsts, ProfileStamp, SamplingConsts, StencilConsts};
@@ -50,8 +49,8 @@ fn sampling_constants_are_the_planners_decision_for_each_profile() {
     let (_, p100) = fixture("p100.json");
     assert_eq!(K80_SAMPLE.workload.region_bytes, 8 << 30);
     assert_eq!(K80_SAMPLE.workload.reads_per_thread, 64);
-    let k80_plan = sampling::plan(&k80, &K80_SAMPLE.workload).unwrap();
-    let p100_plan = sampling::plan(&p100, &P100_SAMPLE.workload).unwrap();
+    let k80_plan = memtune::core::plan::sampling_untimed(&k80, &K80_SAMPLE.workload).unwrap();
+    let p100_plan = memtune::core::plan::sampling_untimed(&p100, &P100_SAMPLE.workload).unwrap();
     assert!(K80_SAMPLE == k80_plan, "{K80_SAMPLE:?} vs {k80_plan:?}");
     assert!(P100_SAMPLE == p100_plan, "{P100_SAMPLE:?} vs {p100_plan:?}");
     assert_eq!(K80_SAMPLE.reasons, k80_plan.reasons.as_slice());
@@ -65,8 +64,10 @@ fn grouping_constants_differ_between_k80_and_p100() {
     let (_, k80) = fixture("k80.json");
     let (_, p100) = fixture("p100.json");
     assert_eq!(K80_GROUP.workload, P100_GROUP.workload);
-    assert!(K80_GROUP == grouping::plan(&k80, &K80_GROUP.workload).unwrap());
-    assert!(P100_GROUP == grouping::plan(&p100, &P100_GROUP.workload).unwrap());
+    assert!(K80_GROUP == memtune::core::plan::grouping_untimed(&k80, &K80_GROUP.workload).unwrap());
+    assert!(
+        P100_GROUP == memtune::core::plan::grouping_untimed(&p100, &P100_GROUP.workload).unwrap()
+    );
     assert_ne!(
         (K80_GROUP.passes, K80_GROUP.approach),
         (P100_GROUP.passes, P100_GROUP.approach)

@@ -7,7 +7,7 @@
 //! Slow the first time (it builds `memtune` in its own target directory, kept under
 //! `target/tests/macros-rebuild` for later runs).
 
-use memtune::core::plan::grouping::{self, GroupingWorkload};
+use memtune::core::plan::grouping::GroupingWorkload;
 use memtune::core::store;
 use memtune::MemoryKind;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ fn expected(profile: &Path) -> String {
         input_memory: MemoryKind::Pinned,
         input_bytes: None,
     };
-    let plan = grouping::plan(&profile, &workload).expect("plannable");
+    let plan = memtune::core::plan::grouping_untimed(&profile, &workload).expect("plannable");
     format!(
         "{} {} {} {}",
         profile.digest,

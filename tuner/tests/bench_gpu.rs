@@ -53,9 +53,31 @@ fn bench_all_quick_writes_matching_results() {
         assert_eq!(written["workload"], name);
         let svg = std::fs::read_to_string(dir.path().join(format!("bench-{name}.svg")))
             .expect("svg written");
-        // Untuned, tuned and best, for each memory the workload ran in.
+        // Untuned, model plan, autotuned and best, for each memory the workload ran in.
         let lines = svg.matches("<polyline").count();
-        assert!(lines >= 3 && lines % 3 == 0, "{name}: {lines} lines");
+        assert!(lines >= 4 && lines % 4 == 0, "{name}: {lines} lines");
+        // The flat table: every row autotuned on the bench's kernel, within the limits.
+        let table = report["table"].as_array().expect("table");
+        assert_eq!(table.len(), rows.len());
+        for t in table {
+            assert!(t["autotuned_ms"].as_f64().is_some_and(|x| x > 0.0), "{t:#}");
+            let timed = t["candidates_timed"].as_u64().expect("candidates_timed");
+            assert!((1..=5).contains(&timed), "{t:#}");
+            assert_eq!(t["second_run_timed"], false, "{t:#}");
+            for k in [
+                "workload",
+                "variant",
+                "memory",
+                "bytes",
+                "untuned_ms",
+                "plan_ms",
+                "best_ms",
+                "best_config",
+                "tuning_ms",
+            ] {
+                assert!(!t[k].is_null(), "{k} missing: {t:#}");
+            }
+        }
     }
     let stencil = &reports[2];
     let rows = stencil["rows"].as_array().unwrap();

@@ -4,7 +4,7 @@
 //! The helper reads the environment (as a build script must), so these tests hold one lock
 //! and set the variables they need themselves.
 
-use memtune_core::plan::sampling::{self, SamplingWorkload};
+use memtune_core::plan::sampling::SamplingWorkload;
 use memtune_core::plan::stencil::{self, Dtype, StencilWorkload};
 use memtune_core::{MemoryKind, Profile};
 use memtune_tests::{profile, store, uuid};
@@ -123,7 +123,7 @@ fn plans_become_defines_and_the_generated_file_embeds_everything() {
     // The defines are the planners' answers for the project profile.
     let sealed = memtune_core::store::load_path(&profile_path).unwrap();
     let s = stencil::plan(&sealed, &stencil_workload()).unwrap();
-    let r = sampling::plan(&sealed, &sampling_workload()).unwrap();
+    let r = memtune_core::plan::sampling_untimed(&sealed, &sampling_workload()).unwrap();
     assert_eq!(
         define(&out, "MEMTUNE_STENCIL_BLOCK_X"),
         Some(&*s.block[0].to_string())

@@ -34,7 +34,7 @@ use std::path::Path;
 use memtune_core::plan::PlanError;
 use memtune_core::tune::session::{self, Budget};
 use memtune_core::tune::{
-    candidates_digest, Decision, DecisionStore, Origin, StoreSource, Tunable, TuneKey, ENV_AUTOTUNE,
+    candidates_digest, Decision, DecisionStore, StoreSource, Tunable, TuneKey, ENV_AUTOTUNE,
 };
 use memtune_core::Profile;
 
@@ -95,7 +95,8 @@ pub enum PlanSource {
     Tuned,
     /// A stored decision: nothing was timed.
     Stored(StoreSource),
-    /// The model's pick, untimed (`off`, or `cached` with nothing stored).
+    /// The untimed plan: the model's pick where it is sure, else untuned (`off`, or
+    /// `cached` with nothing stored).
     Model,
 }
 
@@ -206,13 +207,9 @@ impl Autotuner {
     ) -> Result<TunedPlan<W::Plan>, AutotuneError> {
         let candidates = workload.candidates(&self.profile)?;
         let key = self.key_of(kernel, workload, &candidates);
-        // The model's pick; the untuned candidate when the model picked that (deduplicated).
-        let model = candidates
-            .iter()
-            .find(|c| c.origin == Origin::Model)
-            .or(candidates.first())
-            .map(|c| (c.plan.clone(), c.label.clone()))
-            .unwrap_or_else(|| (workload.untuned(), W::label(&workload.untuned())));
+        // Without timing: the model's pick where it is sure, else untuned.
+        let safe = workload.untimed(&self.profile)?;
+        let model = (safe.clone(), W::label(&safe));
         let untimed = |warnings| TunedPlan {
             plan: model.0.clone(),
             label: model.1.clone(),

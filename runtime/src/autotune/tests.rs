@@ -78,8 +78,8 @@ fn modes_off_and_cached_time_nothing() {
         .tune_with("k", &work(), never)
         .unwrap();
     assert_eq!(off.source, PlanSource::Model);
-    let model = memtune_core::plan::sampling::plan(&memtune_core::default::builtin(), &work());
-    assert_eq!(off.plan.passes, model.unwrap().passes);
+    let untimed = memtune_core::plan::sampling_untimed(&memtune_core::default::builtin(), &work());
+    assert_eq!(off.plan.passes, untimed.unwrap().passes);
     let cached = tuner(tmp.path(), Mode::Cached)
         .tune_with("k", &work(), never)
         .unwrap();

@@ -88,6 +88,9 @@ pub struct Runtime {
     identity: DeviceIdentity,
     arch: String,
     modules: HashMap<ModuleKey, Arc<CudaModule>>,
+    /// Whether `time_*` runs one untimed warm-up first (an autotuning session warms each
+    /// candidate up itself and counts every launch).
+    warmup: bool,
 }
 
 impl Runtime {
@@ -104,7 +107,13 @@ impl Runtime {
             arch: format!("sm_{}{}", cc.major, cc.minor),
             identity,
             modules: HashMap::new(),
+            warmup: true,
         })
+    }
+
+    /// Turns the untimed warm-up run of the `time_*` methods on (the default) or off.
+    pub fn set_warmup(&mut self, on: bool) {
+        self.warmup = on;
     }
 
     pub fn identity(&self) -> &DeviceIdentity {

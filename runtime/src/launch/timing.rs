@@ -374,8 +374,8 @@ impl Runtime {
         )
     }
 
-    /// Runs `setup` then `work` `1 + runs` times, timing each `work` (not the first) with
-    /// events on the stream, synchronising after each.
+    /// Runs `setup` then `work` `1 + runs` times (`runs` without the warm-up), timing each
+    /// `work` but the warm-up with events on the stream, synchronising after each.
     fn time_runs(
         &mut self,
         runs: usize,
@@ -383,7 +383,8 @@ impl Runtime {
         mut work: impl FnMut(&Runtime) -> Result<(), LaunchError>,
     ) -> Result<Timing, LaunchError> {
         let mut runs_ms = Vec::with_capacity(runs);
-        for run in 0..=runs {
+        let first_timed = usize::from(self.warmup);
+        for run in 0..runs + first_timed {
             setup(self)?;
             let start = self
                 .stream
@@ -395,7 +396,7 @@ impl Runtime {
                 .record_event(Some(CU_EVENT_DEFAULT))
                 .map_err(cuda("cuEventRecord"))?;
             end.synchronize().map_err(cuda("cuEventSynchronize"))?;
-            if run > 0 {
+            if run >= first_timed {
                 let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
                 runs_ms.push(f64::from(ms));
             }

@@ -5,16 +5,20 @@
 //! taken in turn, each timed by its better round), with every version's result checked
 //! against the others' before its time is reported.
 
+mod autotuned;
+mod report;
 pub mod sweep;
+mod targets;
 
 use crate::cli::{CliError, Exit};
-use crate::plot::{Chart, Series};
 use clap::{Args, ValueEnum};
 use memtune::launch::{grouping_capacity, LaunchError, Timing};
 use memtune::Runtime;
 use memtune_core::lookup::{self, LookupConfig, Wanted};
-use memtune_core::plan::{grouping, sampling, stencil, Dtype};
+use memtune_core::plan::{stencil, Dtype};
+use memtune_core::plan::{GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::plan::{GroupingWorkload, SamplingWorkload, StencilWorkload};
+use memtune_core::tune::Tunable;
 use memtune_core::{store, time, MemoryKind, Profile};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -132,6 +136,7 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
                 "rounds": r.rounds,
                 "device_copy": {"bytes": COPY_BYTES, "median_ms": copy.median_ms(),
                                 "runs_ms": copy.runs_ms, "gb_per_s": copy_gbs},
+                "table": r.rows.iter().map(|x| targets::flat(r.workload, x)).collect::<Vec<_>>(),
                 "rows": r.rows,
                 "errors": r.errors,
                 "targets": r.checks,
@@ -145,7 +150,7 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
             let path = dir.join(format!("bench-{}.json", r.workload));
             std::fs::write(&path, format!("{doc:#}\n")).map_err(|e| io(&path, e))?;
             let path = dir.join(format!("bench-{}.svg", r.workload));
-            std::fs::write(&path, chart(&id.name, r).to_svg()).map_err(|e| io(&path, e))?;
+            std::fs::write(&path, report::chart(&id.name, r).to_svg()).map_err(|e| io(&path, e))?;
         }
         note(&format!(
             "wrote bench-*.json and bench-*.svg to {}",
@@ -160,7 +165,7 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
             id.name, id.uuid, profile.device.uuid
         );
         for r in &reports {
-            print_report(r);
+            report::print(r);
         }
     }
     let failed = reports
@@ -314,31 +319,40 @@ fn bench_sampling(
     let pattern = random_words(16 << 20, 0x5a3b);
     let mut rows = Vec::new();
     let mut errors = Vec::new();
+    let uuid = rt.identity().uuid.clone();
     for memory in [MemoryKind::Device, MemoryKind::Pinned] {
-        let sizes = match memory {
-            MemoryKind::Device => sweep::sampling_device_sizes(free, quick),
-            _ => sweep::sampling_pinned_sizes(host_memory_bytes(), quick),
+        let cases = match memory {
+            MemoryKind::Device => sweep::sampling_device_cases(free, quick),
+            _ => sweep::sampling_pinned_sizes(host_memory_bytes(), quick)
+                .into_iter()
+                .map(|s| (s, sweep::sampling_reads(true)))
+                .collect(),
         };
-        let Some(&largest) = sizes.last() else {
+        let Some(largest) = cases.iter().map(|c| c.0).max() else {
             continue;
         };
         // One buffer of the largest region; smaller regions are its prefixes.
         let region = rt.resident_words(memory, largest / 4, &pattern)?;
-        let reads = sweep::sampling_reads(memory == MemoryKind::Pinned);
-        for &size in &sizes {
-            let case = format!("{memory} {}", sweep::bytes(size));
+        for &(size, reads) in &cases {
+            let case = format!("{memory} {}, {reads} reads", sweep::bytes(size));
             note(&format!("sampling {case}"));
             let w = SamplingWorkload {
                 region_bytes: size,
                 memory,
                 reads_per_thread: reads,
             };
-            let tuned = match sampling::plan(profile, &w) {
+            let tuned = match memtune_core::plan::sampling_untimed(profile, &w) {
                 Ok(p) => p,
                 Err(e) => {
                     errors.push(format!("{case}: planner: {e}"));
                     continue;
                 }
+            };
+            let mut time = |plan: &SamplingPlan, runs: usize, warmup: bool| {
+                rt.set_warmup(warmup);
+                let r = rt.time_sampling(&region, Some(size / 4), reads, 0x5eed, plan, runs);
+                rt.set_warmup(true);
+                r.map(|(sum, t)| (sum.to_string(), t))
             };
             let r = row(
                 case.clone(),
@@ -348,14 +362,13 @@ fn bench_sampling(
                 sweep::sampling_sweep(size),
                 sweep::sampling_label,
                 SAMPLING_ROUNDS,
-                |plan| {
-                    let (sum, t) =
-                        rt.time_sampling(&region, Some(size / 4), reads, 0x5eed, plan, RUNS)?;
-                    Ok((sum.to_string(), t))
-                },
+                |plan| time(plan, RUNS, true),
             );
             match r {
-                Ok(r) => rows.push(r),
+                Ok(mut r) => {
+                    attach_autotune(&mut r, profile, &uuid, &w, sweep::sampling_label, time);
+                    rows.push(r);
+                }
                 Err(e) => errors.push(format!("{case}: {e}")),
             }
         }
@@ -371,6 +384,7 @@ fn bench_grouping(
     note: &dyn Fn(&str),
 ) -> Result<Report, LaunchError> {
     let (free, _) = rt.memory_info()?;
+    let uuid = rt.identity().uuid.clone();
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     let device_tables = sweep::grouping_table_sizes(free, quick)
@@ -411,12 +425,21 @@ fn bench_grouping(
             input_memory: MemoryKind::Pinned,
             input_bytes: Some(n_keys * 4),
         };
-        let tuned = match grouping::plan(profile, &w) {
+        let tuned = match memtune_core::plan::grouping_untimed(profile, &w) {
             Ok(p) => p,
             Err(e) => {
                 errors.push(format!("{case}: planner: {e}"));
                 continue;
             }
+        };
+        let mut time = |plan: &GroupingPlan, runs: usize, warmup: bool| {
+            rt.set_warmup(warmup);
+            let r = rt.time_grouping(&input, capacity, plan, table_memory, runs);
+            rt.set_warmup(true);
+            r.map(|(d, t)| {
+                let digest = format!("{} groups, {} keys, {:016x}", d.groups, d.keys, d.hash);
+                (digest, t)
+            })
         };
         let r = row(
             case.clone(),
@@ -426,16 +449,13 @@ fn bench_grouping(
             sweep::grouping_sweep(table),
             sweep::grouping_label,
             1,
-            |plan| {
-                let (d, t) = rt.time_grouping(&input, capacity, plan, table_memory, RUNS)?;
-                Ok((
-                    format!("{} groups, {} keys, {:016x}", d.groups, d.keys, d.hash),
-                    t,
-                ))
-            },
+            |plan| time(plan, RUNS, true),
         );
         match r {
-            Ok(r) => rows.push(r),
+            Ok(mut r) => {
+                attach_autotune(&mut r, profile, &uuid, &w, sweep::grouping_label, time);
+                rows.push(r);
+            }
             Err(e) => errors.push(format!("{case}: {e}")),
         }
     }
@@ -449,6 +469,7 @@ fn bench_stencil(
     copy_gbs: f64,
     note: &dyn Fn(&str),
 ) -> Result<Report, LaunchError> {
+    let uuid = rt.identity().uuid.clone();
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for dtype in [Dtype::F32, Dtype::F64] {
@@ -487,6 +508,15 @@ fn bench_stencil(
                 }
             };
             let elem = if dtype == Dtype::F32 { 4 } else { 8 };
+            let mut time = |plan: &StencilPlan, runs: usize, warmup: bool| {
+                rt.set_warmup(warmup);
+                let r = match dtype {
+                    Dtype::F32 => rt.time_stencil_f32(&input, dims, repeats, plan, runs),
+                    Dtype::F64 => rt.time_stencil_f64(&input, dims, repeats, plan, runs),
+                };
+                rt.set_warmup(true);
+                r.map(|(digest, t)| (format!("{digest:016x}"), t))
+            };
             let candidates = sweep::stencil_candidates(dims, repeats, elem);
             let r = row(
                 case.clone(),
@@ -496,16 +526,11 @@ fn bench_stencil(
                 candidates,
                 sweep::stencil_label,
                 1,
-                |plan| {
-                    let (digest, t) = match dtype {
-                        Dtype::F32 => rt.time_stencil_f32(&input, dims, repeats, plan, RUNS)?,
-                        Dtype::F64 => rt.time_stencil_f64(&input, dims, repeats, plan, RUNS)?,
-                    };
-                    Ok((format!("{digest:016x}"), t))
-                },
+                |plan| time(plan, RUNS, true),
             );
             match r {
                 Ok(mut r) => {
+                    attach_autotune(&mut r, profile, &uuid, &w, sweep::stencil_label, time);
                     r.tuned_gb_per_s = Some(sweep::stencil_gb_per_s(
                         cells as u64,
                         elem,
@@ -520,6 +545,28 @@ fn bench_stencil(
     Ok(finish("stencil", 1, rows, errors, Some(copy_gbs)))
 }
 
+/// Tunes the row's workload on the bench's kernel ([`autotuned::autotune`]) and keeps the
+/// result, or why there is none, in the row.
+fn attach_autotune<W: Tunable>(
+    row: &mut Row,
+    profile: &Profile,
+    uuid: &str,
+    workload: &W,
+    label: fn(&W::Plan) -> String,
+    time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
+) {
+    let expected = row.untuned.result.clone();
+    let known = |c: &str| row.known(c);
+    let kernel = format!("memtune-bench-{}", W::NAME);
+    let r = autotuned::autotune(
+        RUNS, profile, uuid, &kernel, workload, &expected, &known, label, time,
+    );
+    match r {
+        Ok(a) => row.autotuned = Some(a),
+        Err(e) => row.autotune_error = Some(e),
+    }
+}
+
 fn finish(
     workload: &'static str,
     rounds: usize,
@@ -531,6 +578,7 @@ fn finish(
         sweep::check_within_best(&rows),
         sweep::check_not_slower(&rows),
     ];
+    checks.extend(targets::autotune_checks(&rows));
     if let Some(copy) = copy_gbs {
         let case = sweep::stencil_case([512; 3], "f32", 1);
         checks.push(sweep::check_bandwidth(&rows, &case, copy));
@@ -544,187 +592,5 @@ fn finish(
     }
 }
 
-fn print_report(r: &Report) {
-    println!("\n{}", r.workload);
-    println!(
-        "{:<36} {:>10} {:>10} {:>10}  {:<24} {:>10} {:>13} {:>5}",
-        "size",
-        "untuned ms",
-        "tuned ms",
-        "best ms",
-        "best config",
-        "tuned/best",
-        "untuned/tuned",
-        "match"
-    );
-    for row in &r.rows {
-        println!(
-            "{:<36} {:>10.3} {:>10.3} {:>10.3}  {:<24} {:>10.3} {:>13.3} {:>5}",
-            row.case,
-            row.untuned.median_ms,
-            row.tuned.median_ms,
-            row.best.median_ms,
-            row.best.config,
-            row.tuned_over_best,
-            row.untuned_over_tuned,
-            if row.results_match { "yes" } else { "NO" }
-        );
-        println!("    tuned: {}", row.tuned.config);
-        for s in &row.skipped {
-            println!("    skipped {s}");
-        }
-    }
-    for e in &r.errors {
-        println!("  error: {e}");
-    }
-    for c in &r.checks {
-        println!(
-            "  {} {}: {}",
-            if c.met { "MET   " } else { "MISSED" },
-            c.target,
-            c.detail
-        );
-        for m in &c.misses {
-            println!("      {m}");
-        }
-    }
-}
-
-/// Which time of a row a chart line shows.
-type Pick = fn(&Row) -> f64;
-
-/// Time against size, one line per version and memory (sampling regions in device or
-/// pinned memory, grouping tables in device or pinned memory).
-fn chart(device: &str, r: &Report) -> Chart {
-    let memory = |case: &str| {
-        if case.contains("(pinned)") {
-            "pinned table"
-        } else if case.starts_with("pinned") {
-            "pinned"
-        } else if case.starts_with("device") {
-            "device"
-        } else {
-            ""
-        }
-    };
-    let mut groups: Vec<&str> = r.rows.iter().map(|x| memory(&x.case)).collect();
-    groups.dedup();
-    let mut series = Vec::new();
-    for group in groups {
-        let versions: [(&str, Pick); 3] = [
-            ("untuned", |x| x.untuned.median_ms),
-            ("tuned", |x| x.tuned.median_ms),
-            ("exhaustive best", |x| x.best.median_ms),
-        ];
-        for (label, pick) in versions {
-            series.push(Series {
-                label: if group.is_empty() {
-                    label.to_string()
-                } else {
-                    format!("{label}, {group}")
-                },
-                points: r
-                    .rows
-                    .iter()
-                    .filter(|x| memory(&x.case) == group)
-                    .map(|x| (x.size_bytes as f64, pick(x)))
-                    .collect(),
-            });
-        }
-    }
-    Chart {
-        title: format!("{device}: {} benchmark", r.workload),
-        y_label: "median ms".to_string(),
-        series,
-        markers: vec![],
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::cell::RefCell;
-
-    /// A fake measurement: the config's number as the result, one run per call whose time
-    /// is the call's position in the sequence of calls.
-    fn fake(calls: &RefCell<Vec<u32>>, c: &u32) -> Result<(String, Timing), LaunchError> {
-        let mut calls = calls.borrow_mut();
-        calls.push(*c);
-        if *c == 9 {
-            return Err(LaunchError::BadSize("config 9 cannot run".into()));
-        }
-        let ms = calls.len() as f64;
-        Ok(("sum".to_string(), Timing { runs_ms: vec![ms] }))
-    }
-
-    /// A row of untuned config 1, `tuned` and `sweep`, in two rounds.
-    fn two_rounds(
-        tuned: u32,
-        sweep: Vec<u32>,
-        measure: impl FnMut(&u32) -> Result<(String, Timing), LaunchError>,
-    ) -> Result<Row, LaunchError> {
-        row(
-            "case".into(),
-            1,
-            1,
-            tuned,
-            sweep,
-            |c| c.to_string(),
-            2,
-            measure,
-        )
-    }
-
-    #[test]
-    fn rounds_time_every_config_in_turn_and_pool_their_runs() {
-        let calls = RefCell::new(Vec::new());
-        let r = two_rounds(2, vec![1, 3, 9], |c| fake(&calls, c)).unwrap();
-        // Each label once a round, the failing sweep entry only until it fails.
-        assert_eq!(*calls.borrow(), vec![1, 2, 3, 9, 1, 2, 3]);
-        assert_eq!(r.untuned.runs_ms, vec![1.0, 5.0]);
-        assert_eq!(r.tuned.runs_ms, vec![2.0, 6.0]);
-        assert_eq!(r.sweep.len(), 2, "{:?}", r.sweep);
-        assert_eq!(r.skipped.len(), 1);
-        assert!(r.results_match);
-    }
-
-    #[test]
-    fn a_configuration_is_timed_by_its_best_round() {
-        // A disturbance slows the first round of config 2 and the second of config 1.
-        let n = RefCell::new(0);
-        let r = two_rounds(2, vec![], |c| {
-            *n.borrow_mut() += 1;
-            let runs_ms = match (*c, *n.borrow()) {
-                (2, 2) => vec![7.0, 6.0, 5.0],
-                (1, 3) => vec![4.0, 3.5, 3.4],
-                _ => vec![3.0, 3.1, 2.9],
-            };
-            Ok(("sum".to_string(), Timing { runs_ms }))
-        })
-        .unwrap();
-        assert_eq!(r.tuned.round_medians_ms, vec![6.0, 3.0]);
-        assert_eq!(r.tuned.median_ms, 3.0);
-        assert!((r.tuned.spread_ms - 0.2).abs() < 1e-12);
-        assert_eq!(r.untuned.median_ms, 3.0);
-        assert_eq!(r.tuned.runs_ms.len(), 6);
-    }
-
-    #[test]
-    fn a_result_that_changes_between_rounds_disagrees() {
-        let n = RefCell::new(0);
-        let r = two_rounds(2, vec![], |c| {
-            *n.borrow_mut() += 1;
-            let result = if *c == 2 && *n.borrow() > 2 { "b" } else { "a" };
-            Ok((result.to_string(), Timing { runs_ms: vec![1.0] }))
-        })
-        .unwrap();
-        assert_eq!(r.tuned.result, "a (then b)");
-        assert!(!r.results_match);
-    }
-
-    #[test]
-    fn a_failing_tuned_version_fails_the_row() {
-        let calls = RefCell::new(Vec::new());
-        assert!(two_rounds(9, vec![], |c| fake(&calls, c)).is_err());
-    }
-}
+mod tests;

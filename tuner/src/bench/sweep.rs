@@ -75,6 +75,30 @@ pub fn sampling_device_sizes(free_bytes: u64, quick: bool) -> Vec<u64> {
     }
 }
 
+/// Device sampling cases `(region, reads per thread)`: [`sampling_device_sizes`] at
+/// [`sampling_reads`], then sizes off powers of two (96 MiB, 384 MiB, 1.5 GiB, 3 GiB) at
+/// 1024 and at 64 reads, a kernel with far less work per pass (quick: 96 MiB and 1.5 GiB).
+pub fn sampling_device_cases(free_bytes: u64, quick: bool) -> Vec<(u64, u32)> {
+    let reads = sampling_reads(false);
+    let mut out: Vec<(u64, u32)> = sampling_device_sizes(free_bytes, quick)
+        .into_iter()
+        .map(|s| (s, reads))
+        .collect();
+    let odd: &[u64] = if quick {
+        &[96 * MIB, 1536 * MIB]
+    } else {
+        &[96 * MIB, 384 * MIB, 1536 * MIB, 3 * GIB]
+    };
+    for r in [reads, 64] {
+        out.extend(
+            odd.iter()
+                .filter(|&&s| s <= free_bytes / 10 * 8)
+                .map(|&s| (s, r)),
+        );
+    }
+    out
+}
+
 /// Sampling regions in pinned host memory: from 64 MiB up to min(8 GiB, a quarter of the
 /// host's memory) (quick: up to 2 GiB).
 pub fn sampling_pinned_sizes(host_bytes: u64, quick: bool) -> Vec<u64> {
@@ -347,6 +371,12 @@ pub struct Row {
     /// once, in GB/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tuned_gb_per_s: Option<f64>,
+    /// The workload tuned on this kernel by the autotuner, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autotuned: Option<super::autotuned::Autotuned>,
+    /// Why the autotuner gave no plan for this row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autotune_error: Option<String>,
 }
 
 impl Row {
@@ -381,7 +411,18 @@ impl Row {
             skipped,
             results_match,
             tuned_gb_per_s: None,
+            autotuned: None,
+            autotune_error: None,
         }
+    }
+
+    /// The row's measurement of a configuration: median, spread and result.
+    pub fn known(&self, config: &str) -> Option<(f64, f64, String)> {
+        self.sweep
+            .iter()
+            .chain([&self.untuned, &self.tuned])
+            .find(|m| m.config == config)
+            .map(|m| (m.median_ms, m.spread_ms, m.result.clone()))
     }
 
     /// The tuned version is slower than the untuned one by more than the noise: the larger

@@ -40,7 +40,7 @@ pub use memtune_core::lookup::ENV_DEVICE;
 pub use nvcc::{Format, ENV_NVCC_SWITCH};
 
 use memtune_core::lookup::Resolved;
-use memtune_core::plan::sampling::{self, SamplingWorkload};
+use memtune_core::plan::sampling::SamplingWorkload;
 use memtune_core::plan::stencil::{self, StencilWorkload};
 use memtune_kernels::embedded::arch_number;
 use serde_json::{json, Value};
@@ -365,12 +365,15 @@ impl Kernels {
         for request in &self.plans {
             let (name, kind, workload, plan, defs) = match request {
                 PlanRequest::Sampling(name, w) => {
-                    let plan = sampling::plan(profile, w).map_err(|source| BuildError::Plan {
-                        name: name.clone(),
-                        method: "sampling_plan",
-                        profile: label(),
-                        source: Box::new(source),
-                    })?;
+                    let plan =
+                        memtune_core::plan::sampling_untimed(profile, w).map_err(|source| {
+                            BuildError::Plan {
+                                name: name.clone(),
+                                method: "sampling_plan",
+                                profile: label(),
+                                source: Box::new(source),
+                            }
+                        })?;
                     let defs = memtune_core::defines::sampling(&defines::prefix(name)?, &plan);
                     (name, "sampling", json!(w), json!(plan), defs)
                 }

@@ -2,6 +2,7 @@
 
 mod check;
 mod commands;
+mod decisions;
 mod exit;
 mod plan;
 mod probe;
@@ -126,6 +127,9 @@ pub enum Command {
     Sample(RawArgs),
     /// Time untuned, tuned and exhaustive-best kernels on the GPU, with their ratios.
     Bench(crate::bench::BenchArgs),
+    /// The autotuner's stored decisions: list, show, clear (user cache only), export.
+    #[command(subcommand)]
+    Decisions(decisions::DecisionsCommand),
 }
 
 /// A raw sweep over one memory kind, geometric footprints from `--from` to `--to`.

@@ -129,8 +129,14 @@ pub fn run(command: &PlanCommand, json_out: bool, quiet: bool) -> Result<Exit, C
                     memory: *memory,
                     reads_per_thread: *reads_per_thread,
                 };
-                let plan = sampling::plan(&p, &w).map_err(plan_error)?;
-                let headline = if plan.passes == 1 {
+                let model = sampling::plan(&p, &w).map_err(plan_error)?;
+                let plan = memtune_core::plan::sampling_untimed(&p, &w).map_err(plan_error)?;
+                let headline = if model.passes != plan.passes {
+                    format!(
+                        "sampling {} of {memory} memory: unscoped (1 pass) without timing; the model's {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+                        bytes(*region), model.passes, bytes(model.scope_bytes)
+                    )
+                } else if plan.passes == 1 {
                     format!(
                         "sampling {} of {memory} memory: unscoped (1 pass)",
                         bytes(*region)
@@ -163,8 +169,11 @@ pub fn run(command: &PlanCommand, json_out: bool, quiet: bool) -> Result<Exit, C
                     input_memory: *input_memory,
                     input_bytes: *input,
                 };
-                let plan = grouping::plan(&p, &w).map_err(plan_error)?;
-                let headline = if plan.passes == 1 {
+                let model = grouping::plan(&p, &w).map_err(plan_error)?;
+                let plan = memtune_core::plan::grouping_untimed(&p, &w).map_err(plan_error)?;
+                let headline = if model.passes != plan.passes {
+                    format!("grouping into a {} table in {table_memory} memory, input in {input_memory}: unscoped (1 pass) without timing; the model's {} {} passes over scopes of {} are a bet on the kernel, for the autotuner", bytes(*table), model.approach.as_str(), model.passes, bytes(model.scope_bytes))
+                } else if plan.passes == 1 {
                     format!("grouping into a {} table in {table_memory} memory, input in {input_memory}: unscoped (1 pass)", bytes(*table))
                 } else {
                     format!(

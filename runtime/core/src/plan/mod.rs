@@ -13,6 +13,7 @@
 //! failed) never stops a planner: it makes the conservative choice and says so, naming
 //! `cargo tune`. Only a workload that cannot run is an error ([`PlanError`]).
 
+pub mod certainty;
 mod error;
 pub mod grouping;
 mod insert_cost;
@@ -24,6 +25,7 @@ pub mod stencil;
 mod translation;
 mod units;
 
+pub use certainty::{grouping_untimed, judge_scope, sampling_untimed, Certainty, Judgement};
 pub use error::PlanError;
 pub use grouping::{Approach, GroupingPlan, GroupingWorkload};
 pub use sampling::{SamplingPlan, SamplingWorkload};

@@ -48,8 +48,13 @@ pub trait Tunable {
     fn class(&self) -> WorkloadClass;
     /// The plan the kernel runs without memtune.
     fn untuned(&self) -> Self::Plan;
-    /// The memory model's pick (what `cargo tune plan` prints).
+    /// The memory model's pick, a bet or sure.
     fn model(&self, profile: &Profile) -> Result<Self::Plan, PlanError>;
+    /// The plan to use without timing: the model's pick where it is sure, else untuned
+    /// ([`crate::plan::certainty`]).
+    fn untimed(&self, profile: &Profile) -> Result<Self::Plan, PlanError> {
+        self.model(profile)
+    }
     /// A short label of a plan of this workload.
     fn label(plan: &Self::Plan) -> String;
     /// The model's neighbours worth timing, best first (the caller adds untuned and model
@@ -141,6 +146,10 @@ impl Tunable for SamplingWorkload {
         plan::sampling::plan(profile, self)
     }
 
+    fn untimed(&self, profile: &Profile) -> Result<SamplingPlan, PlanError> {
+        plan::sampling_untimed(profile, self)
+    }
+
     fn label(plan: &SamplingPlan) -> String {
         scoped_label(plan.passes, plan.scope_bytes)
     }
@@ -191,6 +200,10 @@ impl Tunable for GroupingWorkload {
 
     fn model(&self, profile: &Profile) -> Result<GroupingPlan, PlanError> {
         plan::grouping::plan(profile, self)
+    }
+
+    fn untimed(&self, profile: &Profile) -> Result<GroupingPlan, PlanError> {
+        plan::grouping_untimed(profile, self)
     }
 
     fn label(plan: &GroupingPlan) -> String {

@@ -1,0 +1,172 @@
+//! Sure or a bet. A scoped plan is **sure** when its gain rests on what the profile
+//! measured and no kernel can take away: the scope keeps the accesses within the reach of
+//! a TLB level measured with confidence that the whole region or table overflows, and the
+//! measured random-access curve reads at least [`SURE_GAIN`]x slower over the whole than
+//! over the scope. Anything else (L2-sized scopes of device memory, gains the curve shows
+//! without a TLB cliff, small predicted gains) is a **bet** on the kernel: its reads per
+//! thread and the work between them decide whether the passes' overhead pays, and on an
+//! H100 such bets ran a kernel with few reads per thread 2.6x slower than one pass.
+//!
+//! Plans made without timing (compile-time constants, run-time re-plans, `cargo tune
+//! plan`) take only sure plans ([`sampling_untimed`], [`grouping_untimed`]); the autotuner
+//! times the bets on the user's kernel.
+
+use serde::{Deserialize, Serialize};
+
+use super::read_cost::ReadCost;
+use super::units::bytes;
+use super::{grouping, sampling, GroupingPlan, GroupingWorkload, PlanError, SamplingPlan};
+use super::{Approach, SamplingWorkload};
+use crate::profile::{MemoryKind, Profile};
+
+/// The measured curve must read at least this much slower over the whole than over the scope.
+pub const SURE_GAIN: f64 = 2.0;
+/// A TLB level counts when the probe saw it at least this clearly.
+pub const SURE_CONFIDENCE: f64 = 0.5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Certainty {
+    Sure,
+    Bet,
+}
+
+impl Certainty {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Certainty::Sure => "sure",
+            Certainty::Bet => "bet",
+        }
+    }
+}
+
+/// A plan's certainty and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub certainty: Certainty,
+    pub reason: String,
+}
+
+/// Judges `passes` scopes of `scope` bytes over `total` bytes of `memory`.
+pub fn judge_scope(
+    profile: &Profile,
+    memory: MemoryKind,
+    total: u64,
+    scope: u64,
+    passes: u32,
+) -> Judgement {
+    let bet = |reason: String| Judgement {
+        certainty: Certainty::Bet,
+        reason,
+    };
+    if passes <= 1 {
+        return Judgement {
+            certainty: Certainty::Sure,
+            reason: "one pass: what the kernel does untuned".into(),
+        };
+    }
+    let levels = profile
+        .tlb
+        .get(memory)
+        .measured()
+        .map(|t| t.levels.as_slice())
+        .unwrap_or_default();
+    let cliff = levels.iter().find(|l| {
+        l.confidence >= SURE_CONFIDENCE && l.reach_bytes < total && scope <= l.reach_bytes
+    });
+    let Some(level) = cliff else {
+        return bet(format!(
+            "a bet: no {memory} TLB level measured with confidence >= {SURE_CONFIDENCE} lies between the scope ({}) and the whole ({}); whether the passes pay depends on the kernel",
+            bytes(scope),
+            bytes(total)
+        ));
+    };
+    let curve = profile
+        .random_access
+        .get(memory)
+        .measured()
+        .and_then(ReadCost::from_curve)
+        .filter(ReadCost::is_measured);
+    let Some(cost) = curve else {
+        return bet(format!(
+            "a bet: the scope avoids a TLB level ({} x {}), but no random-access curve of {memory} memory says how much that gains",
+            level.entries,
+            bytes(level.page_bytes)
+        ));
+    };
+    let gain = cost.seconds(total) / cost.seconds(scope);
+    if gain >= SURE_GAIN {
+        Judgement {
+            certainty: Certainty::Sure,
+            reason: format!(
+                "sure: the scope stays within a measured TLB level ({} x {} = {}) that the whole overflows, and the measured curve reads {gain:.1}x slower over the whole",
+                level.entries,
+                bytes(level.page_bytes),
+                bytes(level.reach_bytes)
+            ),
+        }
+    } else {
+        bet(format!(
+            "a bet: the measured curve reads only {gain:.2}x slower over the whole than over the scope (sure from {SURE_GAIN}x)"
+        ))
+    }
+}
+
+/// The sampling plan to use without timing: the model's pick when sure, else one pass.
+pub fn sampling_untimed(
+    profile: &Profile,
+    workload: &SamplingWorkload,
+) -> Result<SamplingPlan, PlanError> {
+    let mut plan = sampling::plan(profile, workload)?;
+    let j = judge_scope(
+        profile,
+        workload.memory,
+        workload.region_bytes,
+        plan.scope_bytes,
+        plan.passes,
+    );
+    if j.certainty == Certainty::Bet {
+        plan.reasons.push(format!(
+            "{}; without timing, one pass ({} passes of {} are left to the autotuner)",
+            j.reason,
+            plan.passes,
+            bytes(plan.scope_bytes)
+        ));
+        plan.scope_bytes = workload.region_bytes;
+        plan.passes = 1;
+        plan.predicted_speedup = 1.0;
+    } else if plan.passes > 1 {
+        plan.reasons.push(j.reason);
+    }
+    Ok(plan)
+}
+
+/// The grouping plan to use without timing: the model's pick when sure, else unscoped.
+pub fn grouping_untimed(
+    profile: &Profile,
+    workload: &GroupingWorkload,
+) -> Result<GroupingPlan, PlanError> {
+    let mut plan = grouping::plan(profile, workload)?;
+    let j = judge_scope(
+        profile,
+        workload.table_memory,
+        workload.table_bytes,
+        plan.scope_bytes,
+        plan.passes,
+    );
+    if j.certainty == Certainty::Bet {
+        plan.reasons.push(format!(
+            "{}; without timing, one pass ({} {} passes of {} are left to the autotuner)",
+            j.reason,
+            plan.approach.as_str(),
+            plan.passes,
+            bytes(plan.scope_bytes)
+        ));
+        plan.scope_bytes = workload.table_bytes;
+        plan.passes = 1;
+        plan.approach = Approach::Unscoped;
+    } else if plan.passes > 1 {
+        plan.reasons.push(j.reason);
+    }
+    Ok(plan)
+}

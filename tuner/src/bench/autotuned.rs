@@ -1,0 +1,128 @@
+//! The autotuned column of `cargo tune bench`: each row's workload tuned on the bench's own
+//! kernel through `memtune::autotune` (a fresh decision store, so every run tunes), the
+//! chosen plan's time read from the row's measurements (the same rounds as the others) or
+//! measured like them, and a second lookup that must time nothing.
+
+use memtune::autotune::{Autotuner, Mode};
+use memtune::launch::{LaunchError, Timing};
+use memtune_core::tune::{DecisionStore, Tunable};
+use memtune_core::Profile;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// "Autotuned within 2% of the exhaustive best".
+pub const AUTOTUNE_MARGIN: f64 = 1.02;
+/// "Never slower than untuned": untuned/autotuned at least this.
+pub const NOT_SLOWER: f64 = 0.98;
+/// Tuning costs at most this many launches of the untuned kernel.
+pub const MAX_COST: f64 = 20.0;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Autotuned {
+    pub config: String,
+    pub median_ms: f64,
+    pub spread_ms: f64,
+    /// Every candidate's label, untuned first.
+    pub candidates: Vec<String>,
+    /// Candidates with at least one timed run.
+    pub candidates_timed: usize,
+    /// The session's launches added up (CUDA events), warm-ups included.
+    pub tuning_ms: f64,
+    pub launches: u32,
+    pub cost_in_untuned: Option<f64>,
+    pub why: String,
+    /// The lookup after tuning timed something (it must not).
+    pub second_run_timed: bool,
+}
+
+/// What a row already measured: `config label -> (median, spread, result)`.
+pub type Known<'a> = &'a dyn Fn(&str) -> Option<(f64, f64, String)>;
+
+/// Tunes `workload` with `time(plan, runs, warmup)` (a result string and its timing) and
+/// checks every candidate's result against `expected`; a chosen plan the row did not
+/// measure is timed with `runs` runs after a warm-up.
+#[allow(clippy::too_many_arguments)]
+pub fn autotune<W: Tunable>(
+    runs: usize,
+    profile: &Profile,
+    device_uuid: &str,
+    kernel: &str,
+    workload: &W,
+    expected: &str,
+    known: Known<'_>,
+    label: impl Fn(&W::Plan) -> String,
+    mut time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
+) -> Result<Autotuned, String> {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "memtune-bench-decisions-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let store = || DecisionStore::new(Some(dir.clone()), None);
+    let tuner = Autotuner::new(profile.clone(), device_uuid, store(), Mode::Always);
+    let result = tuner.tune_with(kernel, workload, |plan| {
+        let (result, t) = time(plan, 1, false).map_err(|e| e.to_string())?;
+        if result != expected {
+            return Err(format!("result {result} differs from untuned {expected}"));
+        }
+        t.runs_ms
+            .first()
+            .copied()
+            .ok_or_else(|| "no run".to_string())
+    });
+    let tuned = match result {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e.to_string());
+        }
+    };
+    let mut second_run_timed = false;
+    let again = Autotuner::new(profile.clone(), device_uuid, store(), Mode::Auto).tune_with(
+        kernel,
+        workload,
+        |_| {
+            second_run_timed = true;
+            Err("the stored decision should have been used".to_string())
+        },
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = again {
+        second_run_timed = true;
+        eprintln!("warning: the second lookup failed: {e}");
+    }
+    let config = label(&tuned.plan);
+    let (median_ms, spread_ms) = match known(&config) {
+        Some((m, s, r)) if r == expected => (m, s),
+        Some((_, _, r)) => return Err(format!("{config}: result {r} differs from {expected}")),
+        None => {
+            let (r, t) = time(&tuned.plan, runs, true).map_err(|e| e.to_string())?;
+            if r != expected {
+                return Err(format!("{config}: result {r} differs from {expected}"));
+            }
+            (t.median_ms(), t.spread_ms())
+        }
+    };
+    let decision = tuned.decision.ok_or("no decision was made")?;
+    Ok(Autotuned {
+        config,
+        median_ms,
+        spread_ms,
+        candidates: decision
+            .candidates
+            .iter()
+            .map(|c| c.label.clone())
+            .collect(),
+        candidates_timed: decision
+            .candidates
+            .iter()
+            .filter(|c| !c.stats.runs_ms.is_empty())
+            .count(),
+        tuning_ms: decision.tuning_ms,
+        launches: decision.launches,
+        cost_in_untuned: decision.cost_in_untuned,
+        why: decision.why,
+        second_run_timed,
+    })
+}

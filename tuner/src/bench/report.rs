@@ -1,0 +1,129 @@
+//! `cargo tune bench`'s human output: the table of each workload and its chart.
+
+use super::sweep::Row;
+use super::Report;
+use crate::plot::{Chart, Series};
+
+pub fn print(r: &Report) {
+    println!("\n{}", r.workload);
+    println!(
+        "{:<36} {:>10} {:>10} {:>10}  {:<24} {:>10} {:>13} {:>5}",
+        "size",
+        "untuned ms",
+        "tuned ms",
+        "best ms",
+        "best config",
+        "tuned/best",
+        "untuned/tuned",
+        "match"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<36} {:>10.3} {:>10.3} {:>10.3}  {:<24} {:>10.3} {:>13.3} {:>5}",
+            row.case,
+            row.untuned.median_ms,
+            row.tuned.median_ms,
+            row.best.median_ms,
+            row.best.config,
+            row.tuned_over_best,
+            row.untuned_over_tuned,
+            if row.results_match { "yes" } else { "NO" }
+        );
+        println!("    tuned: {}", row.tuned.config);
+        match (&row.autotuned, &row.autotune_error) {
+            (Some(a), _) => println!(
+                "    autotuned: {} {:.3} ms (autotuned/best {:.3}, untuned/autotuned {:.3}); {} candidates, tuning {:.1} ms = {:.1} untuned launches",
+                a.config,
+                a.median_ms,
+                a.median_ms / row.best.median_ms,
+                row.untuned.median_ms / a.median_ms,
+                a.candidates.len(),
+                a.tuning_ms,
+                a.cost_in_untuned.unwrap_or(f64::NAN)
+            ),
+            (None, Some(e)) => println!("    autotune failed: {e}"),
+            (None, None) => {}
+        }
+        for s in &row.skipped {
+            println!("    skipped {s}");
+        }
+    }
+    for e in &r.errors {
+        println!("  error: {e}");
+    }
+    for c in &r.checks {
+        println!(
+            "  {} {}: {}",
+            if c.met { "MET   " } else { "MISSED" },
+            c.target,
+            c.detail
+        );
+        for m in &c.misses {
+            println!("      {m}");
+        }
+    }
+}
+
+/// Which time of a row a chart line shows.
+type Pick = fn(&Row) -> f64;
+
+/// Time against size, one line per version and memory (sampling regions in device or
+/// pinned memory, grouping tables in device or pinned memory).
+pub fn chart(device: &str, r: &Report) -> Chart {
+    // Rows of one memory and kernel variant share a line: sampling cases end in ", N reads".
+    let group_of = |case: &str| -> String {
+        let memory = if case.contains("(pinned)") {
+            "pinned table"
+        } else if case.starts_with("pinned") {
+            "pinned"
+        } else if case.starts_with("device") {
+            "device"
+        } else {
+            ""
+        };
+        match case.rsplit_once(", ") {
+            Some((_, reads)) if reads.ends_with(" reads") => format!("{memory} {reads}"),
+            _ => memory.to_string(),
+        }
+    };
+    let mut groups: Vec<String> = Vec::new();
+    for x in &r.rows {
+        let g = group_of(&x.case);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut series = Vec::new();
+    for group in groups {
+        let versions: [(&str, Pick); 4] = [
+            ("untuned", |x| x.untuned.median_ms),
+            ("model plan", |x| x.tuned.median_ms),
+            ("autotuned", |x| {
+                x.autotuned.as_ref().map_or(f64::NAN, |a| a.median_ms)
+            }),
+            ("exhaustive best", |x| x.best.median_ms),
+        ];
+        for (label, pick) in versions {
+            series.push(Series {
+                label: if group.is_empty() {
+                    label.to_string()
+                } else {
+                    format!("{label}, {group}")
+                },
+                points: r
+                    .rows
+                    .iter()
+                    .filter(|x| group_of(&x.case) == group)
+                    .map(|x| (x.size_bytes as f64, pick(x)))
+                    .filter(|p| p.1.is_finite())
+                    .collect(),
+            });
+        }
+    }
+    Chart {
+        title: format!("{device}: {} benchmark", r.workload),
+        y_label: "median ms".to_string(),
+        series,
+        markers: vec![],
+    }
+}

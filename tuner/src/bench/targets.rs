@@ -1,0 +1,126 @@
+//! The autotuner's targets over a workload's rows: autotuned within 2% of the exhaustive
+//! best, never below 0.98 of untuned, at most 5 candidates and 20 untuned launches of
+//! tuning, and a second lookup that times nothing. Also each row as one flat JSON record.
+
+use super::autotuned::{AUTOTUNE_MARGIN, MAX_COST, NOT_SLOWER};
+use super::sweep::{Check, Row};
+use memtune_core::tune::MAX_CANDIDATES;
+use serde_json::{json, Value};
+
+fn check(
+    target: &str,
+    rows: &[Row],
+    miss: impl Fn(&Row) -> Option<String>,
+    detail: String,
+) -> Check {
+    let misses: Vec<String> = rows.iter().filter_map(miss).collect();
+    Check {
+        target: target.into(),
+        met: misses.is_empty() && !rows.is_empty(),
+        detail,
+        misses,
+    }
+}
+
+fn worst(rows: &[Row], f: impl Fn(&Row) -> Option<f64>, max: bool) -> f64 {
+    let v = rows.iter().filter_map(f);
+    if max {
+        v.fold(f64::NAN, f64::max)
+    } else {
+        v.fold(f64::NAN, f64::min)
+    }
+}
+
+fn over_best(r: &Row) -> Option<f64> {
+    Some(r.autotuned.as_ref()?.median_ms / r.best.median_ms)
+}
+
+fn untuned_over(r: &Row) -> Option<f64> {
+    Some(r.untuned.median_ms / r.autotuned.as_ref()?.median_ms)
+}
+
+/// The autotuner's targets over `rows`; a row without an autotuned plan misses them all.
+pub fn autotune_checks(rows: &[Row]) -> Vec<Check> {
+    let missing = |r: &Row| {
+        r.autotuned.is_none().then(|| {
+            format!(
+                "{}: not autotuned: {}",
+                r.case,
+                r.autotune_error.as_deref().unwrap_or("?")
+            )
+        })
+    };
+    vec![
+        check(
+            "autotuned within 2% of the exhaustive best",
+            rows,
+            |r| {
+                missing(r).or_else(|| {
+                    let x = over_best(r)?;
+                    (x > AUTOTUNE_MARGIN).then(|| format!("{}: autotuned/best {x:.3}", r.case))
+                })
+            },
+            format!("worst autotuned/best {:.3}", worst(rows, over_best, true)),
+        ),
+        check(
+            "autotuned never slower than untuned (untuned/autotuned >= 0.98)",
+            rows,
+            |r| {
+                missing(r).or_else(|| {
+                    let x = untuned_over(r)?;
+                    (x < NOT_SLOWER).then(|| format!("{}: untuned/autotuned {x:.3}", r.case))
+                })
+            },
+            format!(
+                "lowest untuned/autotuned {:.3}",
+                worst(rows, untuned_over, false)
+            ),
+        ),
+        check(
+            "at most 5 candidates and 20 untuned launches of tuning; a second run times nothing",
+            rows,
+            |r| {
+                missing(r).or_else(|| {
+                    let a = r.autotuned.as_ref()?;
+                    let cost = a.cost_in_untuned.unwrap_or(f64::INFINITY);
+                    (a.candidates.len() > MAX_CANDIDATES || cost > MAX_COST || a.second_run_timed)
+                        .then(|| {
+                            format!(
+                                "{}: {} candidates, cost {cost:.1} untuned launches, second run timed: {}",
+                                r.case,
+                                a.candidates.len(),
+                                a.second_run_timed
+                            )
+                        })
+                })
+            },
+            format!(
+                "highest cost {:.1} untuned launches",
+                worst(rows, |r| r.autotuned.as_ref()?.cost_in_untuned, true)
+            ),
+        ),
+    ]
+}
+
+/// One row as the flat record the bench JSON's `table` holds.
+pub fn flat(workload: &str, r: &Row) -> Value {
+    let a = r.autotuned.as_ref();
+    json!({
+        "workload": workload,
+        "variant": r.case,
+        "memory": if r.case.contains("(pinned)") || r.case.starts_with("pinned") { "pinned" } else { "device" },
+        "bytes": r.size_bytes,
+        "untuned_ms": r.untuned.median_ms,
+        "plan_ms": r.tuned.median_ms,
+        "plan_config": r.tuned.config,
+        "autotuned_ms": a.map(|a| a.median_ms),
+        "autotuned_config": a.map(|a| a.config.clone()),
+        "best_ms": r.best.median_ms,
+        "best_config": r.best.config,
+        "candidates_timed": a.map(|a| a.candidates_timed),
+        "tuning_ms": a.map(|a| a.tuning_ms),
+        "tuning_cost_untuned_launches": a.and_then(|a| a.cost_in_untuned),
+        "second_run_timed": a.map(|a| a.second_run_timed),
+        "autotune_error": r.autotune_error,
+    })
+}
