@@ -23,7 +23,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 git clone -q "$root" "$tmp/clone"
 cd "$tmp/clone"
-export CARGO_TARGET_DIR="$tmp/target" CARGO_INSTALL_ROOT="$tmp/root"
+# The clone's own (empty) target folder: trybuild's expected outputs name paths under it.
+export CARGO_TARGET_DIR="$tmp/clone/target" CARGO_INSTALL_ROOT="$tmp/root"
 export PATH="$tmp/root/bin:$PATH"
 unset MEMTUNE_CUDA_PREFIX CUDA_HOME CUDA_PATH
 
