@@ -328,3 +328,7 @@ fn scoped_label(passes: u32, scope_bytes: u64) -> String {
         format!("{passes} passes of {}", bytes(scope_bytes))
     }
 }
+
+#[cfg(test)]
+#[path = "candidates_tests.rs"]
+mod tests;

@@ -1,0 +1,113 @@
+use super::*;
+use crate::plan::Dtype;
+use crate::profile::MemoryKind;
+
+fn sampling(region: u64, memory: MemoryKind) -> SamplingWorkload {
+    SamplingWorkload {
+        region_bytes: region,
+        memory,
+        reads_per_thread: 64,
+    }
+}
+
+/// The launches split `words` into scopes of `scope_words`: the count must be `passes`.
+fn splits_as_launched(total: u64, unit: u64, scope_bytes: u64, passes: u32) -> bool {
+    let words = total / unit;
+    let scope = scope_bytes / unit;
+    scope > 0 && words.div_ceil(scope) == u64::from(passes)
+}
+
+#[test]
+fn untuned_first_model_second_at_most_five_no_duplicates() {
+    let profile = crate::default::builtin();
+    for region in [96 << 20, 384 << 20, 1536 << 20, 3 << 30, 24 << 30] {
+        for memory in [MemoryKind::Device, MemoryKind::Pinned] {
+            let w = sampling(region, memory);
+            let c = w.candidates(&profile).unwrap();
+            assert!((2..=MAX_CANDIDATES).contains(&c.len()), "{c:?}");
+            assert_eq!((c[0].origin, c[0].plan.passes), (Origin::Untuned, 1));
+            let model = w.model(&profile).unwrap();
+            if model.passes > 1 {
+                assert_eq!(c[1].origin, Origin::Model);
+                assert_eq!(c[1].plan, model);
+            }
+            for (i, a) in c.iter().enumerate() {
+                assert!(c[i + 1..].iter().all(|b| b.label != a.label), "{c:?}");
+                assert!(
+                    a.plan.passes == 1
+                        || splits_as_launched(region, 4, a.plan.scope_bytes, a.plan.passes),
+                    "{a:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn neighbours_halve_and_double_the_models_passes() {
+    assert_eq!(neighbour_passes(8), vec![4, 16, 2]);
+    assert_eq!(neighbour_passes(3), vec![6]);
+    assert_eq!(neighbour_passes(1), vec![2, 4]);
+}
+
+#[test]
+fn split_recounts_passes_for_uneven_totals() {
+    // 10 words in 3 passes: scopes of 4 words, 3 passes (4, 4, 2).
+    assert_eq!(split(40, 3, 4), (16, 3));
+    // 10 words in 4 passes: scopes of 3 words need 4 passes (3, 3, 3, 1).
+    assert_eq!(split(40, 4, 4), (12, 4));
+    // More passes than units: one unit each.
+    assert_eq!(split(8, 5, 4), (4, 2));
+}
+
+#[test]
+fn grouping_neighbours_keep_a_scoped_approach_and_split_in_buckets() {
+    let profile = crate::default::builtin();
+    let w = GroupingWorkload {
+        table_bytes: 6 << 30,
+        table_memory: MemoryKind::Pinned,
+        input_memory: MemoryKind::Device,
+        input_bytes: None,
+    };
+    let c = w.candidates(&profile).unwrap();
+    assert_eq!(c[0].plan.approach, Approach::Unscoped);
+    for x in &c[1..] {
+        assert!(x.plan.passes >= 2, "{x:?}");
+        assert!(splits_as_launched(6 << 30, 8, x.plan.scope_bytes, x.plan.passes));
+    }
+}
+
+#[test]
+fn stencil_candidates_have_launchable_blocks() {
+    let profile = crate::default::builtin();
+    for dims in [[512, 512, 512], [320, 200, 96], [40, 8, 3]] {
+        for dtype in [Dtype::F32, Dtype::F64] {
+            let w = StencilWorkload {
+                dims,
+                dtype,
+                repeats: 1,
+            };
+            let c = w.candidates(&profile).unwrap();
+            assert!(c.len() >= 2 && c.len() <= MAX_CANDIDATES, "{c:?}");
+            assert_eq!(c[0].plan.variant, Variant::Plain);
+            for x in &c {
+                let b = x.plan.block;
+                assert!(b.iter().product::<u32>() <= 1024, "{x:?}");
+                assert!(b.iter().zip(&dims).all(|(b, d)| *b >= 1 && b <= d), "{x:?}");
+                if x.plan.variant == Variant::Streaming {
+                    assert_eq!(b[2], 1, "{x:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn classes_separate_what_changes_the_best_plan() {
+    let a = sampling(1 << 30, MemoryKind::Device).class();
+    let mut reads = sampling(1 << 30, MemoryKind::Device);
+    reads.reads_per_thread = 1024;
+    assert_ne!(a, reads.class());
+    assert_ne!(a, sampling(1 << 30, MemoryKind::Pinned).class());
+    assert_eq!(a, sampling((1 << 30) + (1 << 20), MemoryKind::Device).class());
+}

@@ -1,0 +1,76 @@
+//! Sure or a bet, on a recorded H100 profile (`tests/fixtures/h100.json`, docs/calibration.md)
+//! and the simulated seed-000 GPUs: untimed plans keep the scopes that avoid a measured
+//! TLB cliff (zero-copy past its first level, the P100's L2 TLB) and leave device-memory
+//! scopes on a flat-TLB GPU to the autotuner.
+
+use memtune_core::plan::{self, Certainty, SamplingWorkload};
+use memtune_core::profile::{MemoryKind, Profile};
+use memtune_core::store::load_path;
+use std::path::Path;
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+fn profile(rel: &str) -> Profile {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    load_path(&root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn h100() -> Profile {
+    profile("tests/fixtures/h100.json")
+}
+
+fn sampling(region: u64, memory: MemoryKind, reads: u32) -> SamplingWorkload {
+    SamplingWorkload {
+        region_bytes: region,
+        memory,
+        reads_per_thread: reads,
+    }
+}
+
+/// The model's pick, its judgement and the untimed plan's passes.
+fn judged(p: &Profile, w: &SamplingWorkload) -> (u32, Certainty, u32) {
+    let m = plan::sampling::plan(p, w).unwrap();
+    let j = plan::judge_scope(p, w.memory, w.region_bytes, m.scope_bytes, m.passes);
+    let u = plan::sampling_untimed(p, w).unwrap();
+    (m.passes, j.certainty, u.passes)
+}
+
+#[test]
+fn device_scopes_on_a_flat_tlb_are_bets_left_untimed() {
+    let p = h100();
+    // The sizes an H100 ran 0.36-0.96x of untuned with the model's scopes (64 and 1024
+    // reads per thread): untimed, they run in one pass.
+    for (region, reads) in [(96 * MIB, 64), (384 * MIB, 1024), (1536 * MIB, 1024), (3 * GIB, 1024)] {
+        let (model, certainty, untimed) = judged(&p, &sampling(region, MemoryKind::Device, reads));
+        assert!(model > 1, "{region}: the model scopes");
+        assert_eq!((certainty, untimed), (Certainty::Bet, 1), "{region}");
+    }
+    let u = plan::sampling_untimed(&p, &sampling(96 * MIB, MemoryKind::Device, 64)).unwrap();
+    assert!(u.reasons.iter().any(|r| r.contains("left to the autotuner")), "{:?}", u.reasons);
+}
+
+#[test]
+fn zero_copy_past_its_first_level_is_sure() {
+    let p = h100();
+    for region in [2 * GIB, 8 * GIB, 16 * GIB, 32 * GIB] {
+        let (model, certainty, untimed) = judged(&p, &sampling(region, MemoryKind::Pinned, 64));
+        assert_eq!((certainty, untimed), (Certainty::Sure, model), "{region}");
+        assert!(model > 1, "{region}");
+    }
+}
+
+#[test]
+fn the_simulated_p100s_l2_tlb_cliff_is_sure() {
+    let p = profile("tests/fixtures/p100.json");
+    let (model, certainty, untimed) = judged(&p, &sampling(4 * GIB, MemoryKind::Device, 1024));
+    assert!(model > 1);
+    assert_eq!((certainty, untimed), (Certainty::Sure, model));
+}
+
+#[test]
+fn one_pass_is_always_sure() {
+    let p = h100();
+    let j = plan::judge_scope(&p, MemoryKind::Device, GIB, GIB, 1);
+    assert_eq!(j.certainty, Certainty::Sure);
+}
