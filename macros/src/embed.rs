@@ -51,3 +51,52 @@ pub fn embedded_profiles(input: TokenStream) -> TokenStream {
         Ok(quote!(::memtune::EmbeddedProfiles::new(&[#(#files),*])))
     })
 }
+
+/// `embedded_decisions!`: every autotuning decision of the crate's `.memtune/decisions/`,
+/// validated now and included as `&[(name, json)]`, for
+/// `DecisionStore::with_embedded(memtune::embedded_decisions!().iter().copied())`.
+pub fn embedded_decisions(input: TokenStream) -> TokenStream {
+    const NAME: &str = "embedded_decisions!";
+    let empty = quote!({
+        let files: &'static [(&'static str, &'static str)] = &[];
+        files
+    });
+    emit::or_fail(empty, || {
+        let _ = Args::parse(input, NAME, &[])?;
+        let manifest = lookup::manifest_dir()?;
+        let dir = manifest
+            .join(PROJECT_DIR)
+            .join(memtune_core::tune::DECISIONS_DIR);
+        let fail = |m: String| {
+            Error::new(
+                Span::call_site(),
+                m.replace(&format!("{}/", manifest.display()), ""),
+            )
+        };
+        let mut paths: Vec<_> = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(fail(format!("{NAME}: {}: {e}", dir.display()))),
+        };
+        paths.sort();
+        let mut files = Vec::new();
+        for path in paths {
+            memtune_core::tune::read_decision(&path)
+                .map_err(|e| fail(format!("{NAME}: {e}; or remove it from {}", dir.display())))?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let full = std::fs::canonicalize(&path).unwrap_or(path);
+            let full = full.to_string_lossy().into_owned();
+            files.push(quote!((#name, ::core::include_str!(#full))));
+        }
+        Ok(quote!({
+            let files: &'static [(&'static str, &'static str)] = &[#(#files),*];
+            files
+        }))
+    })
+}

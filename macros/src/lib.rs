@@ -59,3 +59,10 @@ pub fn profile_stamp(input: TokenStream) -> TokenStream {
 pub fn embedded_profiles(input: TokenStream) -> TokenStream {
     embed::embedded_profiles(input.into()).into()
 }
+
+/// Every autotuning decision of the crate's `.memtune/decisions/`, validated at compile
+/// time and included in the binary as `&[(name, json)]`: `embedded_decisions!()`.
+#[proc_macro]
+pub fn embedded_decisions(input: TokenStream) -> TokenStream {
+    embed::embedded_decisions(input.into()).into()
+}

@@ -26,5 +26,6 @@ pub use memtune_kernels as kernels;
 pub use memtune_macros as macros;
 /// Compile-time constants from the hardware profile (`docs/macros.md`).
 pub use memtune_macros::{
-    embedded_profiles, grouping_plan, profile_stamp, profile_value, sampling_plan, stencil_plan,
+    embedded_decisions, embedded_profiles, grouping_plan, profile_stamp, profile_value,
+    sampling_plan, stencil_plan,
 };

@@ -152,3 +152,13 @@ fn measured_cache_sizes_are_the_largest_level_of_each_path() {
     assert_eq!(Some(L2), largest(CachePath::L2));
     assert!(L1 < L2 && L2 < profile.device.l2_bytes * 2, "{L1} {L2}");
 }
+
+/// `embedded_decisions!()` of a crate without `.memtune/decisions/` embeds nothing, and the
+/// store built on it finds nothing.
+#[test]
+fn embedded_decisions_of_a_crate_without_any_are_empty() {
+    let files: &[(&str, &str)] = memtune::embedded_decisions!();
+    assert!(files.is_empty());
+    let store = memtune::core::tune::DecisionStore::default().with_embedded(files.iter().copied());
+    assert!(store.list().is_empty());
+}

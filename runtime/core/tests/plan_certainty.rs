@@ -41,13 +41,24 @@ fn device_scopes_on_a_flat_tlb_are_bets_left_untimed() {
     let p = h100();
     // The sizes an H100 ran 0.36-0.96x of untuned with the model's scopes (64 and 1024
     // reads per thread): untimed, they run in one pass.
-    for (region, reads) in [(96 * MIB, 64), (384 * MIB, 1024), (1536 * MIB, 1024), (3 * GIB, 1024)] {
+    for (region, reads) in [
+        (96 * MIB, 64),
+        (384 * MIB, 1024),
+        (1536 * MIB, 1024),
+        (3 * GIB, 1024),
+    ] {
         let (model, certainty, untimed) = judged(&p, &sampling(region, MemoryKind::Device, reads));
         assert!(model > 1, "{region}: the model scopes");
         assert_eq!((certainty, untimed), (Certainty::Bet, 1), "{region}");
     }
     let u = plan::sampling_untimed(&p, &sampling(96 * MIB, MemoryKind::Device, 64)).unwrap();
-    assert!(u.reasons.iter().any(|r| r.contains("left to the autotuner")), "{:?}", u.reasons);
+    assert!(
+        u.reasons
+            .iter()
+            .any(|r| r.contains("left to the autotuner")),
+        "{:?}",
+        u.reasons
+    );
 }
 
 #[test]

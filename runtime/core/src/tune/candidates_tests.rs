@@ -73,7 +73,12 @@ fn grouping_neighbours_keep_a_scoped_approach_and_split_in_buckets() {
     assert_eq!(c[0].plan.approach, Approach::Unscoped);
     for x in &c[1..] {
         assert!(x.plan.passes >= 2, "{x:?}");
-        assert!(splits_as_launched(6 << 30, 8, x.plan.scope_bytes, x.plan.passes));
+        assert!(splits_as_launched(
+            6 << 30,
+            8,
+            x.plan.scope_bytes,
+            x.plan.passes
+        ));
     }
 }
 
@@ -109,5 +114,8 @@ fn classes_separate_what_changes_the_best_plan() {
     reads.reads_per_thread = 1024;
     assert_ne!(a, reads.class());
     assert_ne!(a, sampling(1 << 30, MemoryKind::Pinned).class());
-    assert_eq!(a, sampling((1 << 30) + (1 << 20), MemoryKind::Device).class());
+    assert_eq!(
+        a,
+        sampling((1 << 30) + (1 << 20), MemoryKind::Device).class()
+    );
 }
