@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the GPU machine runs (it has CUDA 13.0 but no Rust) into the git-ignored
-# folder .gpu-bundle/: the release `cargo-tune` and every test executable, stripped.
+# folder .gpu-bundle/: the release `cargo-tune`, every test executable, the tuned-app and
+# user-gather examples, stripped.
 # Then run it there with the device tool, carrying .gpu-bundle:
 #
 #   bash scripts/gpu-run.sh /tmp/r; s=$?; tar czf $OUT/gpu-results.tgz -C /tmp/r .; cp /tmp/r/summary.txt $OUT/; exit $s
@@ -47,7 +48,11 @@ MEMTUNE_PROFILE="$root/tests/fixtures/k80.json" MEMTUNE_NVCC=0 cargo build --rel
 cp target/release/tuned-app "$bundle/tuned-app-k80"
 # Rebuild with the committed profile, so the workspace's binary is the ordinary one again.
 cargo build --release -p tuned-app
-strip "$bundle/cargo-tune" "$bundle"/tests/* "$bundle/tuned-app-k80"
+# user-gather: a user's own kernel autotuned by memtune (examples/user-gather); NVRTC at
+# run time.
+cargo build --release -p user-gather
+cp target/release/user-gather "$bundle/user-gather"
+strip "$bundle/cargo-tune" "$bundle"/tests/* "$bundle/tuned-app-k80" "$bundle/user-gather"
 # Packed: the device tool carries at most 64 MiB with the tree, and the binaries shrink
 # about fourfold; gpu-run.sh unpacks it.
 tar cJf "$root/.gpu-bundle.tar.xz" -C "$bundle" .

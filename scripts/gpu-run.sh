@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no Rust there): the bundled `cargo-tune` and every bundled test
-# executable with MEMTUNE_GPU_TESTS=1, the tuned-app builds in the bundle, and with
-# MEMTUNE_BENCH=1 `cargo tune bench all`. Writes logs, profiles and a summary into OUTDIR.
+# executable with MEMTUNE_GPU_TESTS=1, the tuned-app builds in the bundle, user-gather
+# (a smoke run, tuned then from its stored decision), and with MEMTUNE_BENCH=1
+# `cargo tune bench all` and user-gather's bench (device and pinned) instead of its smoke
+# run. Writes logs, profiles and a summary into OUTDIR.
 # Exit status: 0 when every step passed, 1 otherwise (see OUTDIR/summary.txt).
 set -uo pipefail
 out="${1:?usage: scripts/gpu-run.sh OUTDIR}"
@@ -47,6 +49,17 @@ for app in "$bundle"/tuned-app-*; do
 done
 if [ "${MEMTUNE_BENCH:-0}" = 1 ]; then
     step bench "$bundle/cargo-tune" bench all --out "$out/bench"
+fi
+# A user's own kernel autotuned (examples/user-gather): its decisions go to the cache above.
+if [ -x "$bundle/user-gather" ]; then
+    if [ "${MEMTUNE_BENCH:-0}" = 1 ]; then
+        step user-gather-device "$bundle/user-gather" --bench --memory device --json "$out/user-gather-device.json"
+        step user-gather-pinned "$bundle/user-gather" --bench --memory pinned --sizes 3GiB --json "$out/user-gather-pinned.json"
+    else
+        step user-gather "$bundle/user-gather" --region 256MiB
+        # The second run must use the stored decision and time nothing.
+        step user-gather-stored "$bundle/user-gather" --region 256MiB --expect-stored
+    fi
 fi
 grep -h "SKIPPED\|test result\|FAILED\|panicked" "$out"/tests/*.log | sort | uniq -c >>"$summary"
 exit $status

@@ -47,6 +47,22 @@ impl LookupConfig {
     }
 }
 
+/// The project root for `start`: the nearest ancestor holding `.memtune/`, else the nearest
+/// holding `Cargo.toml`, else `start` (as cargo finds `Cargo.toml`).
+pub fn find_project_root(start: &Path) -> PathBuf {
+    let nearest = |marker: &str| start.ancestors().find(|d| d.join(marker).exists());
+    nearest(PROJECT_DIR)
+        .or_else(|| nearest("Cargo.toml"))
+        .unwrap_or(start)
+        .to_path_buf()
+}
+
+/// [`find_project_root`] of the current directory.
+pub fn current_project_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    find_project_root(&cwd)
+}
+
 /// `MEMTUNE_CACHE_DIR`, else `<user cache>/memtune/profiles`.
 pub fn default_cache_dir() -> Option<PathBuf> {
     match std::env::var_os(ENV_CACHE_DIR).filter(|v| !v.is_empty()) {

@@ -37,7 +37,9 @@ impl Autotuner {
         }
         let ctx = CudaContext::new(ordinal).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
         let stream = ctx.default_stream();
-        let tuner = Autotuner::from_env(resolved.profile, &id.uuid, project_root)?;
+        let mut tuner = Autotuner::from_env(resolved.profile, &id.uuid, project_root)?;
+        tuner.profile_source = Some(resolved.source.to_string());
+        tuner.device = Some(id);
         Ok((tuner, stream))
     }
 
@@ -53,6 +55,27 @@ impl Autotuner {
         mut launch: impl FnMut(&W::Plan) -> Result<(), E>,
     ) -> Result<TunedPlan<W::Plan>, AutotuneError> {
         self.tune_with(kernel, workload, |plan| time_once(stream, || launch(plan)))
+    }
+}
+
+impl Autotuner {
+    /// As [`Autotuner::tune`], and `check(plan)` runs after each launch has finished,
+    /// outside the timed span: an `Err` (a wrong result) drops the candidate with that
+    /// reason. Give every launch its own output, or reset it in `launch`, so that a check
+    /// sees this launch's result.
+    pub fn tune_checked<W: Tunable, E: Display>(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &str,
+        workload: &W,
+        mut launch: impl FnMut(&W::Plan) -> Result<(), E>,
+        mut check: impl FnMut(&W::Plan) -> Result<(), String>,
+    ) -> Result<TunedPlan<W::Plan>, AutotuneError> {
+        self.tune_with(kernel, workload, |plan| {
+            let ms = time_once(stream, || launch(plan))?;
+            check(plan).map_err(|e| format!("wrong result: {e}"))?;
+            Ok(ms)
+        })
     }
 }
 

@@ -28,6 +28,8 @@
 
 mod gpu;
 
+pub use gpu::time_once;
+
 use std::fmt;
 use std::path::Path;
 
@@ -120,11 +122,17 @@ pub struct TunedPlan<P> {
     pub decision: Option<Decision>,
     /// Unusable stored files met, a store that could not be written.
     pub warnings: Vec<String>,
+    /// Launches this call made (0 when a stored decision or the untimed plan was used;
+    /// `decision.launches` is the session's that made the decision, maybe long ago).
+    pub launches_now: u32,
 }
 
 /// Tunes workloads for one GPU and profile.
 pub struct Autotuner {
     profile: Profile,
+    /// Where the profile came from, when [`Autotuner::open`] looked it up.
+    profile_source: Option<String>,
+    device: Option<memtune_core::DeviceIdentity>,
     device_uuid: String,
     store: DecisionStore,
     mode: Mode,
@@ -136,6 +144,8 @@ impl Autotuner {
     pub fn new(profile: Profile, device_uuid: &str, store: DecisionStore, mode: Mode) -> Self {
         Autotuner {
             profile,
+            profile_source: None,
+            device: None,
             device_uuid: device_uuid.to_string(),
             store,
             mode,
@@ -169,6 +179,16 @@ impl Autotuner {
 
     pub fn profile(&self) -> &Profile {
         &self.profile
+    }
+
+    /// Where the profile came from (lookup chain source), when [`Autotuner::open`] found it.
+    pub fn profile_source(&self) -> Option<&str> {
+        self.profile_source.as_deref()
+    }
+
+    /// The GPU [`Autotuner::open`] opened.
+    pub fn device(&self) -> Option<&memtune_core::DeviceIdentity> {
+        self.device.as_ref()
     }
 
     pub fn store(&self) -> &DecisionStore {
@@ -216,6 +236,7 @@ impl Autotuner {
             source: PlanSource::Model,
             decision: None,
             warnings,
+            launches_now: 0,
         };
         if self.mode == Mode::Off {
             return Ok(untimed(Vec::new()));
@@ -233,6 +254,7 @@ impl Autotuner {
                             source: PlanSource::Stored(found.source),
                             decision: Some(found.decision),
                             warnings,
+                            launches_now: 0,
                         })
                     }
                     Err(e) => warnings.push(format!("{}: {e}; re-tuned", found.path.display())),
@@ -266,6 +288,7 @@ impl Autotuner {
             plan: chosen.plan.clone(),
             label: chosen.label.clone(),
             source: PlanSource::Tuned,
+            launches_now: decision.launches,
             decision: Some(decision),
             warnings,
         })

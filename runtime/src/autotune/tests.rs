@@ -197,3 +197,30 @@ fn modes_parse_and_bad_ones_name_the_choices() {
         "{e}"
     );
 }
+
+#[test]
+fn a_wrong_result_drops_the_candidate_and_stored_runs_report_no_launches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    // The fastest candidate (4 passes) computes a wrong result: the check drops it.
+    let r = t
+        .tune_with("k", &work(), |p| {
+            if p.passes == 4 {
+                Err("wrong result: sum 7 != 9".to_string())
+            } else {
+                Ok(kernel_ms(p))
+            }
+        })
+        .unwrap();
+    assert_ne!(r.plan.passes, 4);
+    assert!(r.launches_now > 0);
+    let d = r.decision.as_ref().unwrap();
+    assert!(d
+        .candidates
+        .iter()
+        .any(|c| c.stats.error.as_deref() == Some("wrong result: sum 7 != 9")));
+    let again = t
+        .tune_with("k", &work(), |_| Err("not timed".to_string()))
+        .unwrap();
+    assert_eq!(again.launches_now, 0);
+}

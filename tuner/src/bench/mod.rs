@@ -196,8 +196,8 @@ fn load_profile(
         uuid: Some(id.uuid.clone()),
         model: Some(id.model()),
     };
-    let cwd = std::env::current_dir().ok();
-    let resolved = lookup::resolve(&LookupConfig::from_env(cwd.as_deref()), &wanted)?;
+    let root = lookup::current_project_root();
+    let resolved = lookup::resolve(&LookupConfig::from_env(Some(&root)), &wanted)?;
     if !quiet {
         for w in &resolved.warnings {
             eprintln!("warning: {w}");

@@ -52,22 +52,11 @@ impl Ctx {
     }
 }
 
-/// The project root: the nearest ancestor of the current directory holding `.memtune/`,
-/// else the nearest holding `Cargo.toml`, else the current directory.
-fn project_root() -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let nearest = |marker: &str| cwd.ancestors().find(|d| d.join(marker).exists());
-    nearest(PROJECT_DIR)
-        .or_else(|| nearest("Cargo.toml"))
-        .unwrap_or(&cwd)
-        .to_path_buf()
-}
-
 pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     let ctx = Ctx {
         json: cli.global.json,
         quiet: cli.global.quiet,
-        project_root: project_root(),
+        project_root: lookup::current_project_root(),
     };
     match cli.command {
         None => tune(&ctx, &cli.tune),

@@ -100,8 +100,8 @@ fn profile(path: Option<&Path>, quiet: bool) -> Result<(Profile, String), CliErr
         },
         Err(_) => Wanted::default(),
     };
-    let root = std::env::current_dir().ok();
-    let resolved = lookup::resolve(&LookupConfig::from_env(root.as_deref()), &wanted)?;
+    let root = lookup::current_project_root();
+    let resolved = lookup::resolve(&LookupConfig::from_env(Some(&root)), &wanted)?;
     if !quiet {
         for w in &resolved.warnings {
             eprintln!("warning: {w}");

@@ -102,16 +102,20 @@ pub fn split(total: u64, passes: u32, unit: u64) -> (u64, u32) {
     )
 }
 
-/// Pass counts around the model's: half, twice, a quarter; without a scoped pick, 2 and 4.
+/// Pass counts around the model's, fewer first (the passes' overhead is what the model
+/// cannot see in the kernel): half, a quarter, twice, then 2; without a scoped pick, 2 and 4.
 fn neighbour_passes(model_passes: u32) -> Vec<u32> {
     if model_passes <= 1 {
         return vec![2, 4];
     }
     let p = model_passes;
-    [p / 2, p.saturating_mul(2), p / 4]
-        .into_iter()
-        .filter(|&n| n >= 2)
-        .collect()
+    let mut out: Vec<u32> = Vec::new();
+    for n in [p / 2, p / 4, p.saturating_mul(2), 2] {
+        if n >= 2 && n != p && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 fn bytes(n: u64) -> String {

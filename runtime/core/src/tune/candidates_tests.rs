@@ -45,8 +45,9 @@ fn untuned_first_model_second_at_most_five_no_duplicates() {
 
 #[test]
 fn neighbours_halve_and_double_the_models_passes() {
-    assert_eq!(neighbour_passes(8), vec![4, 16, 2]);
-    assert_eq!(neighbour_passes(3), vec![6]);
+    assert_eq!(neighbour_passes(8), vec![4, 2, 16]);
+    assert_eq!(neighbour_passes(12), vec![6, 3, 24, 2]);
+    assert_eq!(neighbour_passes(3), vec![6, 2]);
     assert_eq!(neighbour_passes(1), vec![2, 4]);
 }
 

@@ -7,9 +7,10 @@
 //! - Timed rounds then go round robin, so drift hits every candidate alike. After round 1 a
 //!   candidate over [`Budget::clear_loser`]× the leader's median is dropped; after round 2
 //!   one whose fastest run is over [`Budget::drop_ratio`]× the leader's median.
-//! - From round [`Budget::min_samples`] on, a launch runs only while the total time stays
+//! - After round [`Budget::min_samples`], a launch runs only while the total time stays
 //!   within [`Budget::max_cost`] launches of the untuned kernel; at most
-//!   [`Budget::max_samples`] rounds.
+//!   [`Budget::max_samples`] rounds. (Five candidates as fast as untuned cost 5 warm-ups
+//!   and 2 rounds of 5 before the budget applies: 15 launches.)
 //! - The fastest median wins, unless a safer candidate is within the noise of it (gap under
 //!   1%, or under 2% with overlapping p20..p80): then the safer one is kept, so that the
 //!   choice does not flip between runs and never trades the untuned kernel for noise.
@@ -33,7 +34,7 @@ impl Default for Budget {
     fn default() -> Self {
         Budget {
             max_cost: 20.0,
-            min_samples: 3,
+            min_samples: 2,
             max_samples: 7,
             clear_loser: 1.5,
             drop_ratio: 1.1,

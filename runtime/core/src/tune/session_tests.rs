@@ -130,3 +130,13 @@ fn quantiles_are_nearest_rank() {
     assert_eq!(quantile(&runs, 0.8), Some(4.0));
     assert_eq!(quantile(&[], 0.5), None);
 }
+
+#[test]
+fn slower_candidates_within_the_drop_ratios_stay_within_budget() {
+    for others in [1.4, 1.09, 1.0, 0.9] {
+        let ms = [1.0, others, others, others, others];
+        let out = run(5, &Budget::default(), fixed(&ms));
+        let cost = out.cost_in_untuned.unwrap();
+        assert!(cost <= 20.0 + 1e-9, "others {others}: cost {cost}");
+    }
+}

@@ -1,0 +1,336 @@
+//! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use memtune::MemoryKind;
+
+use crate::{GatherError, Variant};
+
+/// Largest `--work`: FMA rounds per read.
+pub const MAX_WORK: u32 = 64;
+/// Region of the default mode.
+pub const DEFAULT_REGION: u64 = 1536 << 20;
+/// `--bench` sizes of device memory.
+pub const DEVICE_SIZES: [u64; 3] = [96 << 20, 384 << 20, 1536 << 20];
+/// `--bench` sizes of pinned memory.
+pub const PINNED_SIZES: [u64; 1] = [3 << 30];
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "user-gather",
+    about = "A user's own gather kernel, autotuned by memtune (see examples/user-gather/README.md)"
+)]
+pub struct Cli {
+    /// Region to gather from (default mode), e.g. 1536MiB; a multiple of 4 bytes.
+    #[arg(long, value_parser = parse_size)]
+    pub region: Option<u64>,
+    /// Where the region lives: device memory, or pinned host memory mapped into the GPU.
+    #[arg(long, value_parser = parse_memory, default_value = "device")]
+    pub memory: MemoryKind,
+    /// Random reads per thread (default 64; with --bench: bench only this variant).
+    #[arg(long)]
+    pub reads: Option<u32>,
+    /// Extra FMA rounds per read, 0 to 64 (default 0; with --bench: only this variant).
+    #[arg(long)]
+    pub work: Option<u32>,
+    /// Refuse sizes above 80% of the free device memory (device) or a quarter of the
+    /// available host memory (pinned).
+    #[arg(long)]
+    pub check_free: bool,
+    /// Untuned, model, autotuned and exhaustive-best plans, timed.
+    #[arg(long)]
+    pub bench: bool,
+    /// Bench sizes, comma-separated (default 96MiB,384MiB,1536MiB device; 3GiB pinned).
+    #[arg(long, value_parser = parse_sizes)]
+    pub sizes: Option<Sizes>,
+    /// Write the bench rows as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Default mode: fail (exit 1) unless a stored decision was used and nothing timed.
+    #[arg(long)]
+    pub expect_stored: bool,
+}
+
+/// A list of sizes (a newtype: clap would take a `Vec` for a repeated flag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sizes(pub Vec<u64>);
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Tune the kernel for one region, run the chosen plan and check it.
+    Tune {
+        region: u64,
+        variant: Variant,
+        expect_stored: bool,
+    },
+    /// Time every plan of each size and variant.
+    Bench {
+        sizes: Vec<u64>,
+        variants: Vec<Variant>,
+        json: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub memory: MemoryKind,
+    pub check_free: bool,
+    pub mode: Mode,
+}
+
+/// Parses `args` (without the program name). `Err(clap::Error)` for what clap reports
+/// itself (`--help` included: print it with `e.exit()`).
+pub fn parse<I, T>(args: I) -> Result<Result<Config, GatherError>, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv = std::iter::once("user-gather".into()).chain(args.into_iter().map(Into::into));
+    Cli::try_parse_from(argv).map(check)
+}
+
+/// Checks the combination of arguments.
+pub fn check(cli: Cli) -> Result<Config, GatherError> {
+    let usage = |m: &str| Err(GatherError::Usage(m.to_string()));
+    if cli.reads == Some(0) {
+        return usage("--reads must be at least 1");
+    }
+    if cli.work.is_some_and(|w| w > MAX_WORK) {
+        return Err(GatherError::Usage(format!(
+            "--work must be 0 to {MAX_WORK} FMA rounds per read"
+        )));
+    }
+    let one = Variant {
+        reads: cli.reads.unwrap_or(64),
+        work: cli.work.unwrap_or(0),
+    };
+    let mode = if cli.bench {
+        if cli.region.is_some() {
+            return usage("--bench takes --sizes, not --region");
+        }
+        if cli.expect_stored {
+            return usage("--expect-stored is for the default mode, not --bench");
+        }
+        let sizes = match (cli.sizes, cli.memory) {
+            (Some(s), _) => s.0,
+            (None, MemoryKind::Pinned) => PINNED_SIZES.to_vec(),
+            (None, _) => DEVICE_SIZES.to_vec(),
+        };
+        let variants = if cli.reads.is_some() || cli.work.is_some() {
+            vec![one]
+        } else {
+            Variant::BENCH.to_vec()
+        };
+        Mode::Bench {
+            sizes,
+            variants,
+            json: cli.json,
+        }
+    } else {
+        if cli.sizes.is_some() || cli.json.is_some() {
+            return usage("--sizes and --json go with --bench");
+        }
+        Mode::Tune {
+            region: cli.region.unwrap_or(DEFAULT_REGION),
+            variant: one,
+            expect_stored: cli.expect_stored,
+        }
+    };
+    Ok(Config {
+        memory: cli.memory,
+        check_free: cli.check_free,
+        mode,
+    })
+}
+
+/// `device` or `pinned` (managed memory is not offered).
+pub fn parse_memory(s: &str) -> Result<MemoryKind, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "device" => Ok(MemoryKind::Device),
+        "pinned" => Ok(MemoryKind::Pinned),
+        other => Err(format!("`{other}` is not device or pinned")),
+    }
+}
+
+/// `1536MiB`, `3 GiB`, `4096`: a size of whole 4-byte words, at least one.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size such as 1536MiB or 3GiB"))?;
+    let bytes = memtune::core::size::bytes(n, unit).ok_or_else(|| {
+        format!(
+            "`{s}`: unknown unit or too large (units: {})",
+            memtune::core::size::UNITS
+        )
+    })?;
+    if bytes == 0 || bytes % 4 != 0 {
+        return Err(format!("`{s}` must be a positive multiple of 4 bytes"));
+    }
+    Ok(bytes)
+}
+
+/// `96MiB,384MiB,1536MiB`.
+pub fn parse_sizes(s: &str) -> Result<Sizes, String> {
+    let sizes = s
+        .split(',')
+        .map(parse_size)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Sizes(sizes))
+}
+
+/// Free device memory a region may take: 80% of `free`.
+pub fn device_limit(free: u64) -> u64 {
+    free / 5 * 4
+}
+
+/// Pinned memory a region may take: a quarter of the available host memory.
+pub fn pinned_limit(host_available: u64) -> u64 {
+    host_available / 4
+}
+
+/// `MemAvailable` of /proc/meminfo (else `MemTotal`), in bytes.
+pub fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    };
+    field("MemAvailable:").or_else(|| field("MemTotal:"))
+}
+
+/// `--check-free`: refuses a size above `limit`.
+pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), GatherError> {
+    if size > limit {
+        return Err(GatherError::TooLarge(format!(
+            "{} is above {what} ({}); pass a smaller size",
+            memtune::core::size::format_bytes(size),
+            memtune::core::size::format_bytes(limit)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(args: &[&str]) -> Config {
+        match parse(args.iter().copied()) {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => panic!("{args:?}: {e}"),
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    fn usage(args: &[&str]) -> String {
+        match parse(args.iter().copied()) {
+            Ok(Err(e)) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                e.to_string()
+            }
+            Err(e) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                e.to_string()
+            }
+            Ok(Ok(c)) => panic!("{args:?} parsed: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = ok(&[]);
+        assert_eq!(c.memory, MemoryKind::Device);
+        assert!(!c.check_free);
+        let variant = Variant { reads: 64, work: 0 };
+        let want = Mode::Tune {
+            region: 1536 << 20,
+            variant,
+            expect_stored: false,
+        };
+        assert_eq!(c.mode, want);
+        let Mode::Bench {
+            sizes, variants, ..
+        } = ok(&["--bench"]).mode
+        else {
+            panic!("not a bench");
+        };
+        assert_eq!(sizes, DEVICE_SIZES);
+        assert_eq!(variants, Variant::BENCH);
+        let c = ok(&["--bench", "--memory", "pinned", "--json", "x.json"]);
+        let Mode::Bench { sizes, json, .. } = c.mode else {
+            panic!("not a bench");
+        };
+        assert_eq!(
+            (sizes, json),
+            (vec![3 << 30], Some(PathBuf::from("x.json")))
+        );
+    }
+
+    #[test]
+    fn sizes_and_variants() {
+        let c = ok(&["--region", "256MiB", "--reads", "1024", "--work", "32"]);
+        let Mode::Tune {
+            region, variant, ..
+        } = c.mode
+        else {
+            panic!("not tune");
+        };
+        assert_eq!(region, 256 << 20);
+        assert_eq!(
+            variant,
+            Variant {
+                reads: 1024,
+                work: 32
+            }
+        );
+        let c = ok(&["--bench", "--sizes", "96MiB, 3 GiB,4096", "--work", "8"]);
+        let Mode::Bench {
+            sizes, variants, ..
+        } = c.mode
+        else {
+            panic!("not a bench");
+        };
+        assert_eq!(sizes, vec![96 << 20, 3 << 30, 4096]);
+        assert_eq!(variants, vec![Variant { reads: 64, work: 8 }]);
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+    }
+
+    #[test]
+    fn argument_errors() {
+        assert!(usage(&["--region", "big"]).contains("not a size"));
+        assert!(usage(&["--region", "0"]).contains("multiple of 4"));
+        assert!(usage(&["--region", "6"]).contains("multiple of 4"));
+        assert!(usage(&["--region", "3PiB"]).contains("unknown unit"));
+        assert!(usage(&["--region", "99999999999TiB"]).contains("too large"));
+        assert!(usage(&["--memory", "managed"]).contains("not device or pinned"));
+        assert!(usage(&["--reads=-1"]).contains("--reads"));
+        assert!(usage(&["--reads", "x"]).contains("--reads"));
+        assert!(usage(&["--reads", "0"]).contains("at least 1"));
+        assert!(usage(&["--work", "65"]).contains("0 to 64"));
+        assert!(usage(&["--bench", "--sizes", "1MiB,,2MiB"]).contains("not a size"));
+        assert!(usage(&["--bench", "--region", "1MiB"]).contains("--sizes"));
+        assert!(usage(&["--json", "x.json"]).contains("--bench"));
+        assert!(usage(&["--sizes", "1MiB"]).contains("--bench"));
+        assert!(usage(&["--bench", "--expect-stored"]).contains("default mode"));
+        assert!(usage(&["--frobnicate"]).contains("--frobnicate"));
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(device_limit(100 << 30), 80 << 30);
+        assert_eq!(pinned_limit(128 << 30), 32 << 30);
+        assert!(check_fits(1 << 30, 1 << 30, "x").is_ok());
+        let e = check_fits((1 << 30) + 4, 1 << 30, "80% of the free device memory");
+        let e = e.expect_err("over the limit");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("80% of the free"), "{e}");
+        assert!(host_available_bytes().is_some_and(|b| b > 0));
+    }
+}

@@ -1,0 +1,341 @@
+//! Tuning with result checks, and `--bench`: per size and variant, the untuned plan, the
+//! model's plan (untimed planner), the autotuned plan (a fresh decision store, so it tunes)
+//! and the exhaustive best over pass counts, timed alike; every launch's sum is checked
+//! against the untuned sum before its time is trusted.
+
+use memtune::autotune::{Autotuner, Mode};
+use memtune::core::plan::sampling::{self, SamplingPlan, SamplingWorkload};
+use memtune::core::tune::{DecisionStore, Tunable};
+use memtune::core::Profile;
+use memtune::{PlanSource, TunedPlan};
+
+use crate::gpu::{Gpu, Region, Sums};
+use crate::report::{Row, Timed};
+use crate::{GatherError, Variant};
+
+type Result<T> = std::result::Result<T, GatherError>;
+
+/// Timed runs per plan, after one warm-up.
+pub const RUNS: usize = 5;
+/// The exhaustive sweep's pass counts.
+pub const SWEEP_PASSES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+/// Result slots: a tuning session launches at most 5 candidates x 8 times.
+pub const SLOTS: usize = 256;
+
+/// A plan's label, as the autotuner writes it (`1 pass`, `4 passes of 384 MiB`).
+pub fn label(plan: &SamplingPlan) -> String {
+    <SamplingWorkload as Tunable>::label(plan)
+}
+
+/// The workload the autotuner and the planner see for `n_words` words of `region`.
+pub fn workload(region: &Region, n_words: u64, variant: Variant) -> SamplingWorkload {
+    SamplingWorkload {
+        region_bytes: n_words * 4,
+        memory: region.kind(),
+        reads_per_thread: variant.reads,
+    }
+}
+
+/// `p` equal scopes of whole words over `n_words`, the passes recounted for that scope.
+pub fn split(n_words: u64, p: u32) -> SamplingPlan {
+    let scope_words = n_words.div_ceil(u64::from(p.max(1))).max(1);
+    let passes = u32::try_from(n_words.div_ceil(scope_words)).unwrap_or(u32::MAX);
+    SamplingPlan {
+        scope_bytes: if passes <= 1 {
+            n_words * 4
+        } else {
+            scope_words * 4
+        },
+        passes,
+        predicted_speedup: 1.0,
+        reasons: vec![format!("the sweep's {p} passes")],
+    }
+}
+
+/// The sweep's distinct plans over `n_words`.
+pub fn sweep(n_words: u64) -> Vec<SamplingPlan> {
+    let mut out: Vec<SamplingPlan> = Vec::new();
+    for p in SWEEP_PASSES {
+        let plan = split(n_words, p);
+        if !out.iter().any(|q| same(q, &plan)) {
+            out.push(plan);
+        }
+    }
+    out
+}
+
+/// Whether two plans launch the same passes.
+pub fn same(a: &SamplingPlan, b: &SamplingPlan) -> bool {
+    a.passes == b.passes && (a.passes <= 1 || a.scope_bytes == b.scope_bytes)
+}
+
+/// What a tuning call did.
+pub struct Tuning {
+    pub tuned: TunedPlan<SamplingPlan>,
+    /// Launches the autotuner made; 0 when a stored decision (or the model) was used.
+    pub launches: usize,
+}
+
+/// One launch of `plan` into a fresh slot, synchronised; its sum.
+pub fn run_once(
+    gpu: &Gpu,
+    region: &Region,
+    n_words: u64,
+    plan: &SamplingPlan,
+    variant: Variant,
+    sums: &mut Sums,
+) -> Result<u64> {
+    sums.reset()?;
+    let slot = sums.take()?;
+    gpu.launch(region, n_words, plan, variant, slot)?;
+    gpu.sync()?;
+    Ok(sums.read()?[slot.index])
+}
+
+/// `tuner.tune` on the gather, each launch into its own slot; afterwards every launch's
+/// sum must equal `expected`, or the tuning's times are not trusted.
+pub fn tune_checked(
+    tuner: &Autotuner,
+    gpu: &Gpu,
+    region: &Region,
+    n_words: u64,
+    variant: Variant,
+    sums: &mut Sums,
+    expected: u64,
+) -> Result<Tuning> {
+    sums.reset()?;
+    let mut launched: Vec<(String, usize)> = Vec::new();
+    let work = workload(region, n_words, variant);
+    let tuned = tuner
+        .tune(gpu.stream(), &variant.kernel_key(), &work, |plan| {
+            let slot = sums.take()?;
+            launched.push((label(plan), slot.index));
+            gpu.launch(region, n_words, plan, variant, slot)
+        })
+        .map_err(|e| GatherError::Autotune(e.to_string()))?;
+    gpu.sync()?;
+    let got = sums.read()?;
+    for (config, i) in &launched {
+        if got[*i] != expected {
+            return Err(GatherError::Mismatch(format!(
+                "tuning launch {i} ({config}) summed {}, the untuned plan {expected}",
+                got[*i]
+            )));
+        }
+    }
+    Ok(Tuning {
+        tuned,
+        launches: launched.len(),
+    })
+}
+
+/// Times `plans` round robin (one warm-up round, then [`RUNS`] rounds), each launch's sum
+/// checked against `expected`. `Err` names the first plan whose sum differs.
+pub fn time_plans(
+    gpu: &Gpu,
+    region: &Region,
+    n_words: u64,
+    variant: Variant,
+    plans: &[SamplingPlan],
+    sums: &mut Sums,
+    expected: u64,
+) -> Result<Vec<Timed>> {
+    let mut runs = vec![Vec::new(); plans.len()];
+    let mut slots = Vec::new();
+    sums.reset()?;
+    for round in 0..=RUNS {
+        for (i, plan) in plans.iter().enumerate() {
+            if sums.used() == SLOTS {
+                check(sums, &slots, plans, expected)?;
+                slots.clear();
+                sums.reset()?;
+            }
+            let slot = sums.take()?;
+            slots.push((i, slot.index));
+            let ms = gpu.time(|| gpu.launch(region, n_words, plan, variant, slot))?;
+            if round > 0 {
+                runs[i].push(ms);
+            }
+        }
+    }
+    check(sums, &slots, plans, expected)?;
+    runs.iter()
+        .zip(plans)
+        .map(|(r, p)| {
+            Timed::of(r).ok_or_else(|| GatherError::Autotune(format!("{}: no timed run", label(p))))
+        })
+        .collect()
+}
+
+fn check(
+    sums: &Sums,
+    slots: &[(usize, usize)],
+    plans: &[SamplingPlan],
+    expected: u64,
+) -> Result<()> {
+    let got = sums.read()?;
+    for &(plan, slot) in slots {
+        if got[slot] != expected {
+            return Err(GatherError::Mismatch(format!(
+                "{} summed {}, the untuned plan {expected}",
+                label(&plans[plan]),
+                got[slot]
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What every row of one bench shares.
+pub struct Bench<'a> {
+    pub gpu: &'a Gpu,
+    pub profile: &'a Profile,
+    pub uuid: &'a str,
+}
+
+impl Bench<'_> {
+    /// One row: `n_words` words of `region` with `variant`.
+    pub fn row(
+        &self,
+        region: &Region,
+        n_words: u64,
+        variant: Variant,
+        sums: &mut Sums,
+    ) -> Result<Row> {
+        let gpu = self.gpu;
+        let work = workload(region, n_words, variant);
+        let untuned = work.untuned();
+        let expected = run_once(gpu, region, n_words, &untuned, variant, sums)?;
+        let model = sampling::plan(self.profile, &work)
+            .map_err(|e| GatherError::Autotune(format!("the planner: {e}")))?;
+
+        // A fresh store: this run tunes; the second lookup must find its decision.
+        let dir = tempfile::tempdir()
+            .map_err(|e| GatherError::Io(format!("a temporary decision store: {e}")))?;
+        let store = DecisionStore::new(Some(dir.path().join("decisions")), None);
+        let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
+        let first = tune_checked(
+            &tuner(Mode::Always),
+            gpu,
+            region,
+            n_words,
+            variant,
+            sums,
+            expected,
+        )?;
+        let decision = first
+            .tuned
+            .decision
+            .clone()
+            .ok_or_else(|| GatherError::Autotune("tuning made no decision".into()))?;
+        for w in &first.tuned.warnings {
+            eprintln!("warning: {w}");
+        }
+        let second = tune_checked(
+            &tuner(Mode::Auto),
+            gpu,
+            region,
+            n_words,
+            variant,
+            sums,
+            expected,
+        )?;
+        let second_run_timed = second.launches > 0
+            || !matches!(second.tuned.source, PlanSource::Stored(_))
+            || !same(&second.tuned.plan, &first.tuned.plan);
+
+        // Every plan timed alike, each distinct launch sequence once.
+        let swept = sweep(n_words);
+        let mut plans: Vec<SamplingPlan> = Vec::new();
+        for p in [&untuned, &model, &first.tuned.plan]
+            .into_iter()
+            .chain(&swept)
+        {
+            if !plans.iter().any(|q| same(q, p)) {
+                plans.push(p.clone());
+            }
+        }
+        let times = time_plans(gpu, region, n_words, variant, &plans, sums, expected)?;
+        let time_of = |p: &SamplingPlan| {
+            plans
+                .iter()
+                .position(|q| same(q, p))
+                .map(|i| times[i])
+                .ok_or_else(|| GatherError::Autotune(format!("{} was not timed", label(p))))
+        };
+        let (best_config, best) = swept
+            .iter()
+            .map(|p| time_of(p).map(|t| (label(p), t)))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
+            .ok_or_else(|| GatherError::Autotune("an empty sweep".into()))?;
+        Ok(Row {
+            variant: variant.name(),
+            memory: region.kind(),
+            bytes: n_words * 4,
+            untuned: time_of(&untuned)?,
+            plan_config: label(&model),
+            plan: time_of(&model)?,
+            autotuned_config: first.tuned.label.clone(),
+            autotuned: time_of(&first.tuned.plan)?,
+            best_config,
+            best,
+            candidates_timed: decision
+                .candidates
+                .iter()
+                .filter(|c| !c.stats.runs_ms.is_empty())
+                .count(),
+            candidates: decision.candidates.len(),
+            tuning_ms: decision.tuning_ms,
+            launches: decision.launches,
+            cost_in_untuned: decision.cost_in_untuned,
+            why: decision.why,
+            second_run_timed,
+            sum: expected,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtune::launch::sampling_scopes;
+
+    #[test]
+    fn sweep_plans_launch_as_labelled() {
+        let n_words = (1536u64 << 20) / 4;
+        let plans = sweep(n_words);
+        assert_eq!(plans.len(), SWEEP_PASSES.len());
+        assert_eq!(label(&plans[0]), "1 pass");
+        assert_eq!(label(&plans[3]), "4 passes of 384 MiB");
+        for p in &plans {
+            let scopes = sampling_scopes(n_words, p).expect("the plan fits");
+            assert_eq!(scopes.len() as u32, p.passes);
+            assert_eq!(scopes.last().map(|s| s.end), Some(n_words));
+        }
+    }
+
+    #[test]
+    fn small_regions_dedupe_pass_counts() {
+        // 10 words: 6 and 8 passes both make 5 scopes of 2 words; 12 and more, 10 of 1.
+        let plans = sweep(10);
+        let passes: Vec<u32> = plans.iter().map(|p| p.passes).collect();
+        assert_eq!(passes, vec![1, 2, 3, 4, 5, 10]);
+        for p in &plans {
+            assert_eq!(
+                sampling_scopes(10, p).map(|s| s.len() as u32).ok(),
+                Some(p.passes)
+            );
+        }
+    }
+
+    #[test]
+    fn same_ignores_the_scope_of_one_pass() {
+        let mut a = split(100, 1);
+        let b = split(100, 1);
+        a.scope_bytes = 4;
+        assert!(same(&a, &b));
+        assert!(!same(&split(100, 2), &split(100, 4)));
+    }
+}

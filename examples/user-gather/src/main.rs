@@ -1,0 +1,308 @@
+//! user-gather: a user's own gather kernel, autotuned by memtune.
+//!
+//! `user-gather [--region 1536MiB] [--memory device|pinned] [--reads 64] [--work 0]`:
+//! tunes the kernel for that region (a stored decision where there is one: then nothing is
+//! timed), runs the chosen plan and checks its sum.
+//! `user-gather --bench [--memory device|pinned] [--sizes ...] [--json FILE]`: untuned,
+//! model, autotuned and exhaustive-best plans, timed. Exit codes: 0 success, 1 a failure
+//! (CUDA, NVRTC, a wrong sum), 2 bad arguments or a size too large, 3 no GPU.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use memtune::autotune::Autotuner;
+use memtune::core::size::format_bytes;
+use memtune::core::tune::Tunable;
+use memtune::{MemoryKind, SamplingConsts};
+use user_gather::args::{self, Config, Mode};
+use user_gather::bench::{self, Bench, SLOTS};
+use user_gather::gpu::Gpu;
+use user_gather::report::{self, Row};
+use user_gather::{kernel, reference, GatherError, Variant, SEED};
+
+/// The macro at compile time, for a fixed workload, before any GPU is seen: planned from a
+/// recorded H100 profile (a user would commit their own to `.memtune/` with
+/// `cargo tune --project` and drop the `profile` argument).
+const SHOWN: SamplingConsts = memtune::sampling_plan!(
+    region = 16 GiB,
+    memory = pinned,
+    profile = "../../tests/fixtures/h100.json"
+);
+
+/// Above this many draws (threads x reads) the default mode skips the CPU reference.
+const CPU_CHECK_DRAWS: u64 = 1 << 26;
+
+type Result<T> = std::result::Result<T, GatherError>;
+
+fn main() -> ExitCode {
+    let config = match args::parse(std::env::args_os().skip(1)) {
+        Err(e) => e.exit(),
+        Ok(Err(e)) => return fail(&e),
+        Ok(Ok(c)) => c,
+    };
+    let result = match &config.mode {
+        Mode::Tune {
+            region,
+            variant,
+            expect_stored,
+        } => run_tune(&config, *region, *variant, *expect_stored),
+        Mode::Bench {
+            sizes,
+            variants,
+            json,
+        } => run_bench(&config, sizes, variants, json.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &GatherError) -> ExitCode {
+    eprintln!("user-gather: {e}");
+    ExitCode::from(e.exit_code())
+}
+
+/// The GPU (exit 3 without one), its autotuner (profile and decision store from the
+/// environment) and the kernel compiled for it.
+fn open() -> Result<(Autotuner, Gpu)> {
+    let identity = memtune::device::identity(0)?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (tuner, stream) =
+        Autotuner::open(0, Some(root)).map_err(|e| GatherError::Autotune(e.to_string()))?;
+    let gpu = Gpu::new(identity, stream)?;
+    let id = gpu.identity();
+    println!(
+        "GPU 0: {} ({}), {} SMs; kernel compiled for {} by NVRTC; {} threads per launch",
+        id.name,
+        id.uuid,
+        id.sm_count,
+        kernel::arch(id.compute_capability.major, id.compute_capability.minor),
+        gpu.threads()
+    );
+    Ok((tuner, gpu))
+}
+
+/// `--check-free`: every size must fit 80% of the free device memory, or a quarter of the
+/// available host memory for pinned memory.
+fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
+    if !config.check_free {
+        return Ok(());
+    }
+    match config.memory {
+        MemoryKind::Pinned => {
+            let host = args::host_available_bytes().ok_or_else(|| {
+                GatherError::Io("--check-free: /proc/meminfo could not be read".into())
+            })?;
+            args::check_fits(
+                largest,
+                args::pinned_limit(host),
+                "a quarter of the available host memory",
+            )
+        }
+        _ => args::check_fits(
+            largest,
+            args::device_limit(gpu.free_device_bytes()?),
+            "80% of the free device memory",
+        ),
+    }
+}
+
+fn show_compile_time_plan() {
+    let p = &SHOWN.profile;
+    println!(
+        "compile-time plan (memtune::sampling_plan!, {} of {} memory, {} reads per thread): {}",
+        format_bytes(SHOWN.workload.region_bytes),
+        SHOWN.workload.memory,
+        SHOWN.workload.reads_per_thread,
+        bench::label(&SHOWN.to_plan()),
+    );
+    println!(
+        "  planned for {} from {}{}",
+        p.name,
+        p.source,
+        if p.simulated { " (simulated)" } else { "" }
+    );
+    // The planner's last reason is its decision (the others: what it read in the profile).
+    if let Some(why) = SHOWN.reasons.last() {
+        println!("  - {why}");
+    }
+}
+
+fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) -> Result<()> {
+    show_compile_time_plan();
+    let (tuner, gpu) = open()?;
+    check_free(config, &gpu, bytes)?;
+    let t0 = Instant::now();
+    let region = gpu.region(config.memory, bytes)?;
+    let mut sums = gpu.sums(SLOTS)?;
+    let n_words = region.words();
+    println!(
+        "region: {} of {} memory, filled in {:.0} ms; {}, kernel key `{}`",
+        format_bytes(bytes),
+        config.memory,
+        t0.elapsed().as_secs_f64() * 1e3,
+        variant.name(),
+        variant.kernel_key()
+    );
+
+    let work = bench::workload(&region, n_words, variant);
+    let untuned = work.untuned();
+    let expected = bench::run_once(&gpu, &region, n_words, &untuned, variant, &mut sums)?;
+    let draws = gpu.threads() * u64::from(variant.reads);
+    if draws <= CPU_CHECK_DRAWS {
+        let cpu = reference::unscoped_sum(gpu.threads(), n_words, SEED, variant);
+        if cpu != expected {
+            return Err(GatherError::Mismatch(format!(
+                "the untuned GPU sum {expected} differs from the CPU reference {cpu}"
+            )));
+        }
+        println!("untuned sum {expected} = the CPU reference");
+    } else {
+        println!("untuned sum {expected} ({draws} draws: CPU reference skipped)");
+    }
+
+    let tuning = bench::tune_checked(&tuner, &gpu, &region, n_words, variant, &mut sums, expected)?;
+    let tuned = &tuning.tuned;
+    for w in &tuned.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("chosen plan: {} ({})", tuned.label, tuned.source);
+    if let Some(d) = &tuned.decision {
+        println!("  why: {}", d.why);
+        for c in &d.candidates {
+            let median = c
+                .median_ms
+                .map_or("-".to_string(), |m| format!("{m:.3} ms"));
+            let note = c.stats.dropped.as_deref().unwrap_or("");
+            println!(
+                "  candidate {:<24} {:<10} {median:>12}  {note}",
+                c.label,
+                format!("{:?}", c.origin)
+            );
+        }
+    }
+    if tuning.launches == 0 {
+        println!("nothing was timed: {}", tuned.source);
+    } else if let Some(d) = &tuned.decision {
+        let cost = d
+            .cost_in_untuned
+            .map_or(String::new(), |c| format!(", {c:.1} untuned launches"));
+        println!(
+            "timed now: {} launches, {:.1} ms{cost}; stored in {}",
+            tuning.launches,
+            d.tuning_ms,
+            tuner
+                .store()
+                .local_dir()
+                .map_or("(no cache directory)".into(), |p| p.display().to_string())
+        );
+    }
+
+    let mut sum = 0;
+    let ms = gpu.time(|| {
+        sums.reset()?;
+        let slot = sums.take()?;
+        gpu.launch(&region, n_words, &tuned.plan, variant, slot)
+    })?;
+    if let Some(&s) = sums.read()?.first() {
+        sum = s;
+    }
+    if sum != expected {
+        return Err(GatherError::Mismatch(format!(
+            "the chosen plan summed {sum}, the untuned plan {expected}"
+        )));
+    }
+    println!(
+        "ran {}: {ms:.3} ms, sum {sum} ({:.6} as a float) = untuned",
+        tuned.label,
+        sum as f64 / f64::from(reference::FIXED_ONE)
+    );
+    if expect_stored && tuning.launches > 0 {
+        return Err(GatherError::Autotune(format!(
+            "--expect-stored: {} launches were timed; no stored decision was used",
+            tuning.launches
+        )));
+    }
+    Ok(())
+}
+
+fn run_bench(
+    config: &Config,
+    sizes: &[u64],
+    variants: &[Variant],
+    json: Option<&Path>,
+) -> Result<()> {
+    let (tuner, gpu) = open()?;
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    check_free(config, &gpu, largest)?;
+    let profile = tuner.profile();
+    println!(
+        "profile: {} ({}), digest {}",
+        profile.device.name, profile.device.uuid, profile.digest
+    );
+    // One region of the largest size; smaller sizes are its prefixes (the data of a word
+    // depends only on its index).
+    let t0 = Instant::now();
+    let region = gpu.region(config.memory, largest)?;
+    let mut sums = gpu.sums(SLOTS)?;
+    eprintln!(
+        "bench: {} of {} memory filled in {:.0} ms",
+        format_bytes(largest),
+        config.memory,
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    let uuid = gpu.identity().uuid.clone();
+    let bench = Bench {
+        gpu: &gpu,
+        profile,
+        uuid: &uuid,
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut errors = Vec::new();
+    for &size in sizes {
+        for &variant in variants {
+            let case = format!(
+                "{} {}, {}",
+                config.memory,
+                format_bytes(size),
+                variant.name()
+            );
+            let t = Instant::now();
+            match bench.row(&region, size / 4, variant, &mut sums) {
+                Ok(row) => {
+                    eprintln!("bench: {case}: {:.1} s", t.elapsed().as_secs_f64());
+                    rows.push(row);
+                }
+                Err(e) => {
+                    eprintln!("bench: {case}: {e}");
+                    errors.push(format!("{case}: {e}"));
+                }
+            }
+        }
+    }
+    print!("{}", report::table(&rows));
+    for e in &errors {
+        println!("error: {e}");
+    }
+    if let Some(path) = json {
+        let id = gpu.identity();
+        let used = format!(
+            "{} {} {}",
+            profile.device.name, profile.device.uuid, profile.digest
+        );
+        let doc = report::document(&id.name, &id.uuid, &used, &rows, &errors);
+        let text =
+            serde_json::to_string_pretty(&doc).map_err(|e| GatherError::Io(e.to_string()))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| GatherError::Io(format!("writing {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    match errors.len() {
+        0 => Ok(()),
+        n => Err(GatherError::Bench(format!(
+            "{n} bench rows failed (see above)"
+        ))),
+    }
+}
