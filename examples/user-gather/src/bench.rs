@@ -1,10 +1,10 @@
 //! Tuning with result checks, and `--bench`: per size and variant, the untuned plan, the
-//! model's plan (untimed planner), the autotuned plan (a fresh decision store, so it tunes)
+//! untimed plan (the model's pick where it is sure, else one pass), the autotuned plan (a fresh decision store, so it tunes)
 //! and the exhaustive best over pass counts, timed alike; every launch's sum is checked
 //! against the untuned sum before its time is trusted.
 
 use memtune::autotune::{Autotuner, Mode};
-use memtune::core::plan::sampling::{self, SamplingPlan, SamplingWorkload};
+use memtune::core::plan::sampling::{SamplingPlan, SamplingWorkload};
 use memtune::core::tune::{DecisionStore, Tunable};
 use memtune::core::Profile;
 use memtune::{PlanSource, TunedPlan};
@@ -206,7 +206,7 @@ impl Bench<'_> {
         let work = workload(region, n_words, variant);
         let untuned = work.untuned();
         let expected = run_once(gpu, region, n_words, &untuned, variant, sums)?;
-        let model = sampling::plan(self.profile, &work)
+        let model = memtune::core::plan::sampling_untimed(self.profile, &work)
             .map_err(|e| GatherError::Autotune(format!("the planner: {e}")))?;
 
         // A fresh store: this run tunes; the second lookup must find its decision.
