@@ -1,7 +1,6 @@
 //! The autotuned column of `cargo tune bench`: each row's workload tuned on the bench's own
-//! kernel through `memtune::autotune` (a fresh decision store, so every run tunes), the
-//! chosen plan's time read from the row's measurements (the same rounds as the others) or
-//! measured like them, and a second lookup that must time nothing.
+//! kernel through `memtune::autotune` (a fresh decision store, so every run tunes), and a
+//! second lookup that must time nothing. The pick is then measured in the row's rounds.
 
 use memtune::autotune::{Autotuner, Mode};
 use memtune::launch::{LaunchError, Timing};
@@ -35,24 +34,17 @@ pub struct Autotuned {
     pub second_run_timed: bool,
 }
 
-/// What a row already measured: `config label -> (median, spread, result)`.
-pub type Known<'a> = &'a dyn Fn(&str) -> Option<(f64, f64, String)>;
-
-/// Tunes `workload` with `time(plan, runs, warmup)` (a result string and its timing) and
-/// checks every candidate's result against `expected`; a chosen plan the row did not
-/// measure is timed with `runs` runs after a warm-up.
-#[allow(clippy::too_many_arguments)]
+/// Tunes `workload` with `time(plan, runs, warmup)` (a result string and its timing),
+/// checking every candidate's result against `expected`; returns the pick and the session
+/// (its `config`, `median_ms` and `spread_ms` are the caller's to fill from the row).
 pub fn autotune<W: Tunable>(
-    runs: usize,
     profile: &Profile,
     device_uuid: &str,
     kernel: &str,
     workload: &W,
     expected: &str,
-    known: Known<'_>,
-    label: impl Fn(&W::Plan) -> String,
     mut time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
-) -> Result<Autotuned, String> {
+) -> Result<(W::Plan, Autotuned), String> {
     static N: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
         "memtune-bench-decisions-{}-{}",
@@ -92,23 +84,11 @@ pub fn autotune<W: Tunable>(
         second_run_timed = true;
         eprintln!("warning: the second lookup failed: {e}");
     }
-    let config = label(&tuned.plan);
-    let (median_ms, spread_ms) = match known(&config) {
-        Some((m, s, r)) if r == expected => (m, s),
-        Some((_, _, r)) => return Err(format!("{config}: result {r} differs from {expected}")),
-        None => {
-            let (r, t) = time(&tuned.plan, runs, true).map_err(|e| e.to_string())?;
-            if r != expected {
-                return Err(format!("{config}: result {r} differs from {expected}"));
-            }
-            (t.median_ms(), t.spread_ms())
-        }
-    };
     let decision = tuned.decision.ok_or("no decision was made")?;
-    Ok(Autotuned {
-        config,
-        median_ms,
-        spread_ms,
+    let a = Autotuned {
+        config: tuned.label.clone(),
+        median_ms: 0.0,
+        spread_ms: 0.0,
         candidates: decision
             .candidates
             .iter()
@@ -124,5 +104,6 @@ pub fn autotune<W: Tunable>(
         cost_in_untuned: decision.cost_in_untuned,
         why: decision.why,
         second_run_timed,
-    })
+    };
+    Ok((tuned.plan, a))
 }

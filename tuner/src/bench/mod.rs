@@ -7,6 +7,7 @@
 
 mod autotuned;
 mod report;
+mod row;
 pub mod sweep;
 mod targets;
 
@@ -348,27 +349,24 @@ fn bench_sampling(
                     continue;
                 }
             };
-            let mut time = |plan: &SamplingPlan, runs: usize, warmup: bool| {
+            let time = |plan: &SamplingPlan, runs: usize, warmup: bool| {
                 rt.set_warmup(warmup);
                 let r = rt.time_sampling(&region, Some(size / 4), reads, 0x5eed, plan, runs);
                 rt.set_warmup(true);
                 r.map(|(sum, t)| (sum.to_string(), t))
             };
-            let r = row(
-                case.clone(),
-                size,
+            let r = tuned_row(
+                (case.clone(), size),
                 sweep::sampling_untuned(size),
                 tuned,
                 sweep::sampling_sweep(size),
                 sweep::sampling_label,
                 SAMPLING_ROUNDS,
-                |plan| time(plan, RUNS, true),
+                (profile, &uuid, &w),
+                time,
             );
             match r {
-                Ok(mut r) => {
-                    attach_autotune(&mut r, profile, &uuid, &w, sweep::sampling_label, time);
-                    rows.push(r);
-                }
+                Ok(r) => rows.push(r),
                 Err(e) => errors.push(format!("{case}: {e}")),
             }
         }
@@ -432,7 +430,7 @@ fn bench_grouping(
                 continue;
             }
         };
-        let mut time = |plan: &GroupingPlan, runs: usize, warmup: bool| {
+        let time = |plan: &GroupingPlan, runs: usize, warmup: bool| {
             rt.set_warmup(warmup);
             let r = rt.time_grouping(&input, capacity, plan, table_memory, runs);
             rt.set_warmup(true);
@@ -441,21 +439,18 @@ fn bench_grouping(
                 (digest, t)
             })
         };
-        let r = row(
-            case.clone(),
-            table,
+        let r = tuned_row(
+            (case.clone(), table),
             sweep::grouping_untuned(table),
             tuned,
             sweep::grouping_sweep(table),
             sweep::grouping_label,
             1,
-            |plan| time(plan, RUNS, true),
+            (profile, &uuid, &w),
+            time,
         );
         match r {
-            Ok(mut r) => {
-                attach_autotune(&mut r, profile, &uuid, &w, sweep::grouping_label, time);
-                rows.push(r);
-            }
+            Ok(r) => rows.push(r),
             Err(e) => errors.push(format!("{case}: {e}")),
         }
     }
@@ -508,7 +503,7 @@ fn bench_stencil(
                 }
             };
             let elem = if dtype == Dtype::F32 { 4 } else { 8 };
-            let mut time = |plan: &StencilPlan, runs: usize, warmup: bool| {
+            let time = |plan: &StencilPlan, runs: usize, warmup: bool| {
                 rt.set_warmup(warmup);
                 let r = match dtype {
                     Dtype::F32 => rt.time_stencil_f32(&input, dims, repeats, plan, runs),
@@ -518,19 +513,18 @@ fn bench_stencil(
                 r.map(|(digest, t)| (format!("{digest:016x}"), t))
             };
             let candidates = sweep::stencil_candidates(dims, repeats, elem);
-            let r = row(
-                case.clone(),
-                (cells as u64) * elem,
+            let r = tuned_row(
+                (case.clone(), (cells as u64) * elem),
                 sweep::stencil_untuned(),
                 tuned,
                 candidates,
                 sweep::stencil_label,
                 1,
-                |plan| time(plan, RUNS, true),
+                (profile, &uuid, &w),
+                time,
             );
             match r {
                 Ok(mut r) => {
-                    attach_autotune(&mut r, profile, &uuid, &w, sweep::stencil_label, time);
                     r.tuned_gb_per_s = Some(sweep::stencil_gb_per_s(
                         cells as u64,
                         elem,
@@ -545,26 +539,58 @@ fn bench_stencil(
     Ok(finish("stencil", 1, rows, errors, Some(copy_gbs)))
 }
 
-/// Tunes the row's workload on the bench's kernel ([`autotuned::autotune`]) and keeps the
-/// result, or why there is none, in the row.
-fn attach_autotune<W: Tunable>(
-    row: &mut Row,
-    profile: &Profile,
-    uuid: &str,
-    workload: &W,
+/// A row with the autotuner's column: one untuned run gives the result every candidate
+/// must match, the autotuner tunes on the bench's kernel ([`autotuned::autotune`]), its
+/// pick joins the sweep (so it is measured in the same rounds as the others), then the row.
+#[allow(clippy::too_many_arguments)]
+fn tuned_row<W: Tunable>(
+    (case, size): (String, u64),
+    untuned: W::Plan,
+    planned: W::Plan,
+    mut candidates: Vec<W::Plan>,
     label: fn(&W::Plan) -> String,
-    time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
-) {
-    let expected = row.untuned.result.clone();
-    let known = |c: &str| row.known(c);
+    rounds: usize,
+    (profile, uuid, workload): (&Profile, &str, &W),
+    mut time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
+) -> Result<Row, LaunchError> {
+    let (expected, _) = time(&untuned, 1, true)?;
     let kernel = format!("memtune-bench-{}", W::NAME);
-    let r = autotuned::autotune(
-        RUNS, profile, uuid, &kernel, workload, &expected, &known, label, time,
-    );
-    match r {
-        Ok(a) => row.autotuned = Some(a),
-        Err(e) => row.autotune_error = Some(e),
+    let auto = autotuned::autotune(profile, uuid, &kernel, workload, &expected, &mut time);
+    if let Ok((plan, _)) = &auto {
+        let known = [&untuned, &planned]
+            .into_iter()
+            .chain(&candidates)
+            .any(|c| label(c) == label(plan));
+        if !known {
+            candidates.push(plan.clone());
+        }
     }
+    let mut r = row(
+        case,
+        size,
+        untuned,
+        planned,
+        candidates,
+        label,
+        rounds,
+        |p| time(p, RUNS, true),
+    )?;
+    match auto {
+        Ok((plan, mut a)) => match r.known(&label(&plan)) {
+            Some((median, spread, result)) if result == expected => {
+                a.config = label(&plan);
+                a.median_ms = median;
+                a.spread_ms = spread;
+                r.autotuned = Some(a);
+            }
+            Some((_, _, result)) => {
+                r.autotune_error = Some(format!("its pick computed {result}, not {expected}"))
+            }
+            None => r.autotune_error = Some("its pick could not run in the sweep".into()),
+        },
+        Err(e) => r.autotune_error = Some(e),
+    }
+    Ok(r)
 }
 
 fn finish(

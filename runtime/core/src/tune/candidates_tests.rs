@@ -44,10 +44,10 @@ fn untuned_first_model_second_at_most_five_no_duplicates() {
 }
 
 #[test]
-fn neighbours_halve_and_double_the_models_passes() {
-    assert_eq!(neighbour_passes(8), vec![4, 2, 16]);
-    assert_eq!(neighbour_passes(12), vec![6, 3, 24, 2]);
-    assert_eq!(neighbour_passes(3), vec![6, 2]);
+fn neighbours_lean_to_fewer_passes_and_double_once() {
+    assert_eq!(neighbour_passes(6), vec![4, 3, 2, 12]);
+    assert_eq!(neighbour_passes(12), vec![8, 6, 4, 24]);
+    assert_eq!(neighbour_passes(3), vec![2, 6]);
     assert_eq!(neighbour_passes(1), vec![2, 4]);
 }
 

@@ -138,8 +138,9 @@ pub fn run(
                 continue;
             }
             if round > budget.min_samples {
+                // The slowest run seen so far: a launch may take longer than its median.
                 let untuned = reference_ms(&stats);
-                let next = stats[i].median_ms().unwrap_or(0.0);
+                let next = stats[i].runs_ms.iter().copied().fold(0.0, f64::max);
                 if untuned.is_some_and(|u| spent + next > budget.max_cost * u) {
                     continue;
                 }
