@@ -103,11 +103,11 @@ pub fn split(total: u64, passes: u32, unit: u64) -> (u64, u32) {
 }
 
 /// Pass counts around the model's, fewer first (the passes' overhead is what the model
-/// cannot see in the kernel): two thirds, half, a third, twice; without a scoped pick, 2
-/// and 4. (An H100 ran a 96 MiB region best in 4 passes where the model picked 6.)
+/// cannot see in the kernel): two thirds, half, a third, twice; without a scoped pick, 2,
+/// 4 and 8. (An H100 ran a 96 MiB region best in 4 passes where the model picked 6.)
 fn neighbour_passes(model_passes: u32) -> Vec<u32> {
     if model_passes <= 1 {
-        return vec![2, 4];
+        return vec![2, 4, 8];
     }
     let p = model_passes;
     let mut out: Vec<u32> = Vec::new();

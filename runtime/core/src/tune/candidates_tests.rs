@@ -48,7 +48,7 @@ fn neighbours_lean_to_fewer_passes_and_double_once() {
     assert_eq!(neighbour_passes(6), vec![4, 3, 2, 12]);
     assert_eq!(neighbour_passes(12), vec![8, 6, 4, 24]);
     assert_eq!(neighbour_passes(3), vec![2, 6]);
-    assert_eq!(neighbour_passes(1), vec![2, 4]);
+    assert_eq!(neighbour_passes(1), vec![2, 4, 8]);
 }
 
 #[test]
