@@ -71,6 +71,24 @@ fn zero_copy_past_its_first_level_is_sure() {
     }
 }
 
+/// A second H100 (`tests/fixtures/h100-b.json`) whose pinned levels past the first were
+/// read with confidence 0.12-0.37: the zero-copy fall of its curve alone makes the scopes
+/// sure, and its device scopes stay bets.
+#[test]
+fn a_steep_zero_copy_fall_is_sure_without_a_confident_level() {
+    let p = profile("tests/fixtures/h100-b.json");
+    for region in [1 << 30, 2 * GIB, 4 * GIB, 8 * GIB] {
+        let (model, certainty, untimed) = judged(&p, &sampling(region, MemoryKind::Pinned, 16));
+        assert_eq!((certainty, untimed), (Certainty::Sure, model), "{region}");
+        assert!(model > 1, "{region}");
+    }
+    for region in [96 * MIB, 384 * MIB, 1536 * MIB] {
+        let (model, certainty, untimed) = judged(&p, &sampling(region, MemoryKind::Device, 64));
+        assert!(model > 1, "{region}");
+        assert_eq!((certainty, untimed), (Certainty::Bet, 1), "{region}");
+    }
+}
+
 #[test]
 fn the_simulated_p100s_l2_tlb_cliff_is_sure() {
     let p = profile("tests/fixtures/p100.json");

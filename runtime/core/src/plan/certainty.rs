@@ -21,6 +21,8 @@ use crate::profile::{MemoryKind, Profile};
 
 /// The measured curve must read at least this much slower over the whole than over the scope.
 pub const SURE_GAIN: f64 = 2.0;
+/// A fall of the measured curve this large is sure without a TLB level to explain it.
+pub const SURE_CURVE_GAIN: f64 = 4.0;
 /// A TLB level counts when the probe saw it at least this clearly.
 pub const SURE_CONFIDENCE: f64 = 0.5;
 
@@ -74,41 +76,42 @@ pub fn judge_scope(
     let cliff = levels.iter().find(|l| {
         l.confidence >= SURE_CONFIDENCE && l.reach_bytes < total && scope <= l.reach_bytes
     });
-    let Some(level) = cliff else {
-        return bet(format!(
-            "a bet: no {memory} TLB level measured with confidence >= {SURE_CONFIDENCE} lies between the scope ({}) and the whole ({}); whether the passes pay depends on the kernel",
-            bytes(scope),
-            bytes(total)
-        ));
-    };
-    let curve = profile
+    let gain = profile
         .random_access
         .get(memory)
         .measured()
         .and_then(ReadCost::from_curve)
-        .filter(ReadCost::is_measured);
-    let Some(cost) = curve else {
-        return bet(format!(
+        .filter(ReadCost::is_measured)
+        .map(|cost| cost.seconds(total) / cost.seconds(scope));
+    let sure = |reason: String| Judgement {
+        certainty: Certainty::Sure,
+        reason,
+    };
+    match (cliff, gain) {
+        (Some(level), Some(gain)) if gain >= SURE_GAIN => sure(format!(
+            "sure: the scope stays within a measured TLB level ({} x {} = {}) that the whole overflows, and the measured curve reads {gain:.1}x slower over the whole",
+            level.entries,
+            bytes(level.page_bytes),
+            bytes(level.reach_bytes)
+        )),
+        (_, Some(gain)) if gain >= SURE_CURVE_GAIN => sure(format!(
+            "sure: the measured {memory} curve reads {gain:.1}x slower over the whole ({}) than over the scope ({}), a fall no pass overhead outweighs",
+            bytes(total),
+            bytes(scope)
+        )),
+        (None, _) => bet(format!(
+            "a bet: no {memory} TLB level measured with confidence >= {SURE_CONFIDENCE} lies between the scope ({}) and the whole ({}), and the measured curve falls less than {SURE_CURVE_GAIN}x; whether the passes pay depends on the kernel",
+            bytes(scope),
+            bytes(total)
+        )),
+        (Some(level), None) => bet(format!(
             "a bet: the scope avoids a TLB level ({} x {}), but no random-access curve of {memory} memory says how much that gains",
             level.entries,
             bytes(level.page_bytes)
-        ));
-    };
-    let gain = cost.seconds(total) / cost.seconds(scope);
-    if gain >= SURE_GAIN {
-        Judgement {
-            certainty: Certainty::Sure,
-            reason: format!(
-                "sure: the scope stays within a measured TLB level ({} x {} = {}) that the whole overflows, and the measured curve reads {gain:.1}x slower over the whole",
-                level.entries,
-                bytes(level.page_bytes),
-                bytes(level.reach_bytes)
-            ),
-        }
-    } else {
-        bet(format!(
+        )),
+        (Some(_), Some(gain)) => bet(format!(
             "a bet: the measured curve reads only {gain:.2}x slower over the whole than over the scope (sure from {SURE_GAIN}x)"
-        ))
+        )),
     }
 }
 
