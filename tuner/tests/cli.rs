@@ -1,87 +1,12 @@
 //! `cargo-tune` through the built binary: every verb, every bad input, the exit codes.
 
 use memtune_tests::{json, profile, reseal, uuid};
+mod common;
+
+use common::{Env, Run};
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use tempfile::TempDir;
-
-/// A scratch project (with a Cargo.toml) and user cache, isolated from the real ones.
-struct Env {
-    dir: TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        let dir = TempDir::new().unwrap();
-        fs::create_dir_all(dir.path().join("project")).unwrap();
-        fs::write(dir.path().join("project/Cargo.toml"), "[package]\n").unwrap();
-        Env { dir }
-    }
-    fn cache(&self) -> PathBuf {
-        self.dir.path().join("cache")
-    }
-    fn project(&self) -> PathBuf {
-        self.dir.path().join("project/.memtune")
-    }
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.dir.path().join(name);
-        fs::write(&p, text).unwrap();
-        p
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(memtune_tests::cargo_tune_bin(env!(
-            "CARGO_BIN_EXE_cargo-tune"
-        )));
-        c.args(args)
-            .current_dir(self.dir.path().join("project"))
-            .env("MEMTUNE_CACHE_DIR", self.cache())
-            // These tests are about files: hide any GPU so the lookup chain is the same
-            // on every machine.
-            .env("CUDA_VISIBLE_DEVICES", "")
-            .env_remove("MEMTUNE_PROFILE")
-            .env_remove("MEMTUNE_OFFLINE");
-        c
-    }
-    fn run(&self, args: &[&str]) -> Run {
-        Run(self.cmd(args).output().unwrap())
-    }
-}
-
-struct Run(Output);
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.0.status.code().unwrap_or(-1)
-    }
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.0.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.0.stderr).into_owned()
-    }
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("{e}: {}", self.stdout()))
-    }
-    #[track_caller]
-    fn expect(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code(),
-            code,
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout(),
-            self.stderr()
-        );
-        self
-    }
-    #[track_caller]
-    fn says(&self, needle: &str) -> &Self {
-        let all = self.stdout() + &self.stderr();
-        assert!(all.contains(needle), "expected {needle:?} in:\n{all}");
-        self
-    }
-}
 
 fn value(text: &str) -> Value {
     serde_json::from_str(text).unwrap()

@@ -5,82 +5,28 @@ use memtune_core::plan::{SamplingPlan, SamplingWorkload};
 use memtune_core::tune::session::{self, Budget};
 use memtune_core::tune::{candidates_digest, save_in, Candidate, Decision, Tunable, TuneKey};
 use memtune_core::MemoryKind;
+mod common;
+
+use common::{Env, Run};
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use tempfile::TempDir;
 
-/// A scratch project (with a Cargo.toml) and user cache, isolated from the real ones.
-struct Env {
-    dir: TempDir,
+/// The user cache's decisions folder.
+fn local(env: &Env) -> PathBuf {
+    env.cache().join("decisions")
 }
 
-impl Env {
-    fn new() -> Env {
-        let dir = TempDir::new().unwrap();
-        fs::create_dir_all(dir.path().join("project")).unwrap();
-        fs::write(dir.path().join("project/Cargo.toml"), "[package]\n").unwrap();
-        Env { dir }
-    }
-    fn cache(&self) -> PathBuf {
-        self.dir.path().join("cache")
-    }
-    /// The user cache's decisions folder.
-    fn local(&self) -> PathBuf {
-        self.cache().join("decisions")
-    }
-    /// The project's `.memtune/decisions/`.
-    fn project(&self) -> PathBuf {
-        self.dir.path().join("project/.memtune/decisions")
-    }
-    fn run(&self, args: &[&str]) -> Run {
-        let mut c = Command::new(memtune_tests::cargo_tune_bin(env!(
-            "CARGO_BIN_EXE_cargo-tune"
-        )));
-        c.arg("decisions")
-            .args(args)
-            .current_dir(self.dir.path().join("project"))
-            .env("MEMTUNE_CACHE_DIR", self.cache())
-            .env("CUDA_VISIBLE_DEVICES", "")
-            .env_remove("MEMTUNE_PROFILE")
-            .env_remove("MEMTUNE_OFFLINE");
-        Run(c.output().unwrap())
-    }
+/// The project's `.memtune/decisions/`.
+fn project(env: &Env) -> PathBuf {
+    env.project().join("decisions")
 }
 
-struct Run(Output);
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.0.status.code().unwrap_or(-1)
-    }
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.0.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.0.stderr).into_owned()
-    }
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("{e}: {}", self.stdout()))
-    }
-    #[track_caller]
-    fn expect(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code(),
-            code,
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout(),
-            self.stderr()
-        );
-        self
-    }
-    #[track_caller]
-    fn says(&self, needle: &str) -> &Self {
-        let all = self.stdout() + &self.stderr();
-        assert!(all.contains(needle), "expected {needle:?} in:\n{all}");
-        self
-    }
+/// `cargo tune decisions ARGS`.
+fn run(env: &Env, args: &[&str]) -> Run {
+    let mut all = vec!["decisions"];
+    all.extend_from_slice(args);
+    env.run(&all)
 }
 
 fn workload() -> SamplingWorkload {
@@ -137,12 +83,12 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn list_says_where_it_looked_when_empty() {
     let env = Env::new();
-    env.run(&["list"])
+    run(&env, &["list"])
         .expect(0)
         .says("no stored decisions")
-        .says(&env.local().display().to_string())
+        .says(&local(&env).display().to_string())
         .says(".memtune/decisions");
-    let r = env.run(&["list", "--json"]);
+    let r = run(&env, &["list", "--json"]);
     r.expect(0);
     assert_eq!(r.json()["decisions"], serde_json::json!([]));
 }
@@ -150,11 +96,11 @@ fn list_says_where_it_looked_when_empty() {
 #[test]
 fn list_shows_local_and_project_decisions_with_their_ratio() {
     let env = Env::new();
-    let local = save_in(&env.local(), &decision("gather-v1", 1), false).unwrap();
-    let project = save_in(&env.project(), &decision("gather-v2", 2), false).unwrap();
+    let local = save_in(&local(&env), &decision("gather-v1", 1), false).unwrap();
+    let project = save_in(&project(&env), &decision("gather-v2", 2), false).unwrap();
     let labels: Vec<String> = candidates().into_iter().map(|c| c.label).collect();
 
-    let r = env.run(&["list", "--json"]);
+    let r = run(&env, &["list", "--json"]);
     r.expect(0);
     let rows = r.json()["decisions"].as_array().unwrap().clone();
     assert_eq!(rows.len(), 2, "{rows:?}");
@@ -175,7 +121,7 @@ fn list_shows_local_and_project_decisions_with_their_ratio() {
         assert_eq!(n, labels.len());
     }
 
-    let r = env.run(&["list"]);
+    let r = run(&env, &["list"]);
     r.expect(0)
         .says("gather-v1")
         .says("gather-v2")
@@ -201,19 +147,19 @@ fn list_shows_local_and_project_decisions_with_their_ratio() {
 #[test]
 fn an_invalid_file_is_flagged_not_fatal() {
     let env = Env::new();
-    save_in(&env.local(), &decision("gather-v1", 1), false).unwrap();
+    save_in(&local(&env), &decision("gather-v1", 1), false).unwrap();
     fs::write(
-        env.local().join("broken.json"),
+        local(&env).join("broken.json"),
         "{\"schema\": \"memtune-deci",
     )
     .unwrap();
-    let r = env.run(&["list"]);
+    let r = run(&env, &["list"]);
     r.expect(0)
         .says("INVALID")
         .says("broken.json")
         .says("not a valid decision")
         .says("gather-v1");
-    let r = env.run(&["list", "--json"]);
+    let r = run(&env, &["list", "--json"]);
     r.expect(0);
     let rows = r.json()["decisions"].as_array().unwrap().clone();
     assert_eq!(rows.len(), 2);
@@ -222,7 +168,7 @@ fn an_invalid_file_is_flagged_not_fatal() {
     assert!(bad[0]["path"].as_str().unwrap().ends_with("broken.json"));
     assert!(bad[0].get("decision").is_none());
     // Showing it is an invalid-file error, exit 4, naming the file.
-    env.run(&["show", "broken.json"])
+    run(&env, &["show", "broken.json"])
         .expect(4)
         .says("broken.json")
         .says("not a valid decision");
@@ -232,9 +178,9 @@ fn an_invalid_file_is_flagged_not_fatal() {
 fn show_by_name_and_by_path() {
     let env = Env::new();
     let d = decision("gather-v1", 1);
-    let path = save_in(&env.project(), &d, false).unwrap();
+    let path = save_in(&project(&env), &d, false).unwrap();
     let name = name_of(&path);
-    let r = env.run(&["show", &name]);
+    let r = run(&env, &["show", &name]);
     r.expect(0)
         .says(&path.display().to_string())
         .says("gather-v1")
@@ -253,14 +199,14 @@ fn show_by_name_and_by_path() {
         assert!(line.contains(&median), "{line}");
     }
     // Without `.json`, and by path.
-    env.run(&["show", name.trim_end_matches(".json")])
+    run(&env, &["show", name.trim_end_matches(".json")])
         .expect(0)
         .says("gather-v1");
-    let r = env.run(&["show", path.to_str().unwrap(), "--json"]);
+    let r = run(&env, &["show", path.to_str().unwrap(), "--json"]);
     r.expect(0);
     let shown: Decision = serde_json::from_value(r.json()["decision"].clone()).unwrap();
     assert_eq!(shown, d);
-    env.run(&["show", "nothing-here.json"])
+    run(&env, &["show", "nothing-here.json"])
         .expect(6)
         .says("nothing-here.json")
         .says("cargo tune decisions list");
@@ -269,70 +215,72 @@ fn show_by_name_and_by_path() {
 #[test]
 fn clear_lists_without_yes_and_removes_only_local_decisions_of_the_kernel() {
     let env = Env::new();
-    let v1 = save_in(&env.local(), &decision("gather-v1", 1), false).unwrap();
-    let v3 = save_in(&env.local(), &decision("gather-v3", 2), false).unwrap();
-    fs::write(env.local().join("junk.json"), "not json").unwrap();
-    save_in(&env.project(), &decision("gather-v1", 1), false).unwrap();
-    let (local_before, project_before) = (snapshot(&env.local()), snapshot(&env.project()));
+    let v1 = save_in(&local(&env), &decision("gather-v1", 1), false).unwrap();
+    let v3 = save_in(&local(&env), &decision("gather-v3", 2), false).unwrap();
+    fs::write(local(&env).join("junk.json"), "not json").unwrap();
+    save_in(&project(&env), &decision("gather-v1", 1), false).unwrap();
+    let (local_before, project_before) = (snapshot(&local(&env)), snapshot(&project(&env)));
     assert_eq!(local_before.len(), 3);
 
     // Without --yes: a list, nothing removed.
-    env.run(&["clear"])
+    run(&env, &["clear"])
         .expect(0)
         .says("would remove 3")
         .says(&name_of(&v1))
         .says("junk.json")
         .says("--yes");
-    let r = env.run(&["clear", "--kernel", "gather-v1", "--json"]);
+    let r = run(&env, &["clear", "--kernel", "gather-v1", "--json"]);
     r.expect(0);
     assert_eq!(r.json()["dry_run"], true);
     assert_eq!(r.json()["paths"], serde_json::json!([v1]));
-    assert_eq!(snapshot(&env.local()), local_before);
+    assert_eq!(snapshot(&local(&env)), local_before);
 
     // --yes --kernel: that kernel's local decision only.
-    env.run(&["clear", "--yes", "--kernel", "gather-v1"])
+    run(&env, &["clear", "--yes", "--kernel", "gather-v1"])
         .expect(0)
         .says("removed 1");
     assert!(!v1.exists());
     assert!(v3.exists());
-    assert!(env.local().join("junk.json").exists());
-    assert_eq!(snapshot(&env.project()), project_before);
+    assert!(local(&env).join("junk.json").exists());
+    assert_eq!(snapshot(&project(&env)), project_before);
 
     // A plain --yes removes the rest, junk included; the project's stays.
-    let r = env.run(&["clear", "--yes", "--json"]);
+    let r = run(&env, &["clear", "--yes", "--json"]);
     r.expect(0);
     assert_eq!(r.json()["count"], 2);
-    assert!(snapshot(&env.local()).is_empty());
-    assert_eq!(snapshot(&env.project()), project_before);
+    assert!(snapshot(&local(&env)).is_empty());
+    assert_eq!(snapshot(&project(&env)), project_before);
 }
 
 #[test]
 fn export_copies_bytes_into_a_folder_and_never_overwrites_a_different_file() {
     let env = Env::new();
-    let src = save_in(&env.local(), &decision("gather-v1", 1), false).unwrap();
+    let src = save_in(&local(&env), &decision("gather-v1", 1), false).unwrap();
     let name = name_of(&src);
-    fs::create_dir_all(env.project()).unwrap();
-    let project = env.project();
-    env.run(&["export", &name, "-o", project.to_str().unwrap()])
+    fs::create_dir_all(project(&env)).unwrap();
+    let project = project(&env);
+    run(&env, &["export", &name, "-o", project.to_str().unwrap()])
         .expect(0)
         .says("exported");
     let shipped = project.join(&name);
     assert_eq!(fs::read(&shipped).unwrap(), fs::read(&src).unwrap());
     // Exporting the same bytes again is fine; no temporary file is left behind.
-    env.run(&["export", &name, "-o", project.to_str().unwrap()])
-        .expect(0);
+    run(&env, &["export", &name, "-o", project.to_str().unwrap()]).expect(0);
     assert_eq!(snapshot(&project).len(), 1, "{:?}", snapshot(&project));
 
     // A different decision under that name is not overwritten without --force.
     let other = env.dir.path().join("other.json");
     fs::write(&other, "mine").unwrap();
-    env.run(&["export", &name, "-o", other.to_str().unwrap()])
+    run(&env, &["export", &name, "-o", other.to_str().unwrap()])
         .expect(5)
         .says("other.json")
         .says("--force");
     assert_eq!(fs::read(&other).unwrap(), b"mine");
-    env.run(&["export", &name, "-o", other.to_str().unwrap(), "--force"])
-        .expect(0);
+    run(
+        &env,
+        &["export", &name, "-o", other.to_str().unwrap(), "--force"],
+    )
+    .expect(0);
     assert_eq!(fs::read(&other).unwrap(), fs::read(&src).unwrap());
 }
 
@@ -342,15 +290,21 @@ fn export_refuses_an_invalid_decision() {
     let d = decision("gather-v1", 1);
     let mut edited = serde_json::to_value(&d).unwrap();
     edited["chosen"] = serde_json::json!(17);
-    fs::create_dir_all(env.local()).unwrap();
-    let bad = env.local().join(d.key.file_name());
+    fs::create_dir_all(local(&env)).unwrap();
+    let bad = local(&env).join(d.key.file_name());
     fs::write(&bad, serde_json::to_vec(&edited).unwrap()).unwrap();
     let out = env.dir.path().join("out.json");
-    env.run(&["export", &name_of(&bad), "-o", out.to_str().unwrap()])
-        .expect(4)
-        .says(&name_of(&bad))
-        .says("chosen 17");
+    run(
+        &env,
+        &["export", &name_of(&bad), "-o", out.to_str().unwrap()],
+    )
+    .expect(4)
+    .says(&name_of(&bad))
+    .says("chosen 17");
     assert!(!out.exists());
-    env.run(&["export", "missing.json", "-o", out.to_str().unwrap()])
-        .expect(6);
+    run(
+        &env,
+        &["export", "missing.json", "-o", out.to_str().unwrap()],
+    )
+    .expect(6);
 }
