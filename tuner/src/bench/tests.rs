@@ -1,4 +1,6 @@
+use super::rounds::row;
 use super::*;
+use memtune::launch::Timing;
 use std::cell::RefCell;
 
 /// A fake measurement: the config's number as the result, one run per call whose time
