@@ -20,7 +20,7 @@ fn main() {
         .sampling_plan(
             "sampling",
             SamplingWorkload {
-                region_bytes: 2 << 30,
+                region_bytes: 4 << 30,
                 memory: MemoryKind::Device,
                 reads_per_thread: 1,
             },

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 // The workloads of build.rs, planned again here by the macros for the same profile.
 const SAMPLING: SamplingConsts =
-    memtune::sampling_plan!(region = 2 GiB, memory = device, reads_per_thread = 1);
+    memtune::sampling_plan!(region = 4 GiB, memory = device, reads_per_thread = 1);
 const STENCIL: StencilConsts = memtune::stencil_plan!(dims = 256x256x64, dtype = f32, repeats = 1);
 static PROFILES: EmbeddedProfiles = memtune::embedded_profiles!();
 
