@@ -467,7 +467,7 @@ pub struct Bandwidth {
 
 impl Profile {
     /// A profile with the identity filled in and every measured section marked not measured.
-    /// The digest is computed by [`crate::digest::seal`] when the profile is written.
+    /// The digest is computed by [`crate::codec::seal`] when the profile is written.
     pub fn identity_only(device: DeviceIdentity, provenance: Provenance) -> Profile {
         let reason = "not probed yet: run `cargo tune` on this GPU";
         Profile {

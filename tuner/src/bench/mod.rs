@@ -54,7 +54,7 @@ pub struct BenchArgs {
     /// A few sizes only (a short smoke run).
     #[arg(long)]
     pub quick: bool,
-    /// Write bench-<workload>.json and bench-<workload>.svg into DIR.
+    /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// GPU ordinal.

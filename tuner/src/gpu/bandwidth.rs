@@ -7,7 +7,7 @@
 //!
 //! Every measurement is one warm-up then [`TIMED_RUNS`] runs timed with CUDA events; the
 //! median is kept. The data is never zeros: the host buffer holds
-//! [`random_access::word_hash`] of each word's index, and every zero-copy sum and the copy
+//! [`memtune_kernels::random_access::word_hash`] of each word's index, and every zero-copy sum and the copy
 //! round trip are checked against the CPU.
 
 use super::{cuda, GpuError};
