@@ -10,8 +10,8 @@ use memtune_core::Profile;
 
 /// A configuration's rounds as one measurement: the median and spread of its best round.
 /// Rounds are taken in turn so that a passing disturbance falls on one round of several
-/// configurations rather than on all of one; on an H100 (session 7), zero-copy runs just
-/// after the 8 GiB pinned buffer was filled took 4-7 ms for a while against 3.0 otherwise.
+/// configurations rather than on all of one: on an H100, zero-copy runs just after the
+/// 8 GiB pinned buffer was filled took 4-7 ms for a while against 3.0 otherwise.
 pub(super) fn measured(config: String, result: String, rounds: Vec<Timing>) -> Measured {
     let round_medians_ms: Vec<f64> = rounds.iter().map(Timing::median_ms).collect();
     let best = (0..rounds.len())

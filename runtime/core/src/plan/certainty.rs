@@ -115,31 +115,44 @@ pub fn judge_scope(
     }
 }
 
+/// Judges a scoped pick and records why in `reasons`; true when it is a bet, which an
+/// untimed plan replaces with one pass. `pick` names the pick for the reason.
+fn is_bet(
+    profile: &Profile,
+    memory: MemoryKind,
+    (total, scope, passes): (u64, u64, u32),
+    pick: String,
+    reasons: &mut Vec<String>,
+) -> bool {
+    let j = judge_scope(profile, memory, total, scope, passes);
+    match j.certainty {
+        Certainty::Bet => {
+            reasons.push(format!(
+                "{}; without timing, one pass ({pick} are left to the autotuner)",
+                j.reason
+            ));
+            true
+        }
+        Certainty::Sure if passes > 1 => {
+            reasons.push(j.reason);
+            false
+        }
+        Certainty::Sure => false,
+    }
+}
+
 /// The sampling plan to use without timing: the model's pick when sure, else one pass.
 pub fn sampling_untimed(
     profile: &Profile,
     workload: &SamplingWorkload,
 ) -> Result<SamplingPlan, PlanError> {
     let mut plan = sampling::plan(profile, workload)?;
-    let j = judge_scope(
-        profile,
-        workload.memory,
-        workload.region_bytes,
-        plan.scope_bytes,
-        plan.passes,
-    );
-    if j.certainty == Certainty::Bet {
-        plan.reasons.push(format!(
-            "{}; without timing, one pass ({} passes of {} are left to the autotuner)",
-            j.reason,
-            plan.passes,
-            bytes(plan.scope_bytes)
-        ));
+    let split = (workload.region_bytes, plan.scope_bytes, plan.passes);
+    let pick = format!("{} passes of {}", plan.passes, bytes(plan.scope_bytes));
+    if is_bet(profile, workload.memory, split, pick, &mut plan.reasons) {
         plan.scope_bytes = workload.region_bytes;
         plan.passes = 1;
         plan.predicted_speedup = 1.0;
-    } else if plan.passes > 1 {
-        plan.reasons.push(j.reason);
     }
     Ok(plan)
 }
@@ -150,26 +163,23 @@ pub fn grouping_untimed(
     workload: &GroupingWorkload,
 ) -> Result<GroupingPlan, PlanError> {
     let mut plan = grouping::plan(profile, workload)?;
-    let j = judge_scope(
+    let split = (workload.table_bytes, plan.scope_bytes, plan.passes);
+    let pick = format!(
+        "{} {} passes of {}",
+        plan.approach.as_str(),
+        plan.passes,
+        bytes(plan.scope_bytes)
+    );
+    if is_bet(
         profile,
         workload.table_memory,
-        workload.table_bytes,
-        plan.scope_bytes,
-        plan.passes,
-    );
-    if j.certainty == Certainty::Bet {
-        plan.reasons.push(format!(
-            "{}; without timing, one pass ({} {} passes of {} are left to the autotuner)",
-            j.reason,
-            plan.approach.as_str(),
-            plan.passes,
-            bytes(plan.scope_bytes)
-        ));
+        split,
+        pick,
+        &mut plan.reasons,
+    ) {
         plan.scope_bytes = workload.table_bytes;
         plan.passes = 1;
         plan.approach = Approach::Unscoped;
-    } else if plan.passes > 1 {
-        plan.reasons.push(j.reason);
     }
     Ok(plan)
 }
