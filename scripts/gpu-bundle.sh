@@ -14,7 +14,7 @@ bundle="$root/.gpu-bundle"
 rm -rf "$bundle"
 mkdir -p "$bundle/tests"
 
-cargo build --release -p memtune-tuner --bin cargo-tune
+cargo build --release -p cargo-tune --bin cargo-tune
 cp target/release/cargo-tune "$bundle/"
 
 # Every test executable of the workspace, named <package>-<target>.

@@ -7,10 +7,10 @@
 //! The workloads are the ones src/main.rs gives the macros: the app checks at run time that
 //! both planned the same.
 
+use memtune_build::Kernels;
 use memtune_core::plan::sampling::SamplingWorkload;
 use memtune_core::plan::stencil::{Dtype, StencilWorkload};
 use memtune_core::MemoryKind;
-use memtune_tuner::build::Kernels;
 
 fn main() {
     Kernels::new()

@@ -74,7 +74,7 @@ pub fn compile_ptx(
 }
 
 /// [`compile_ptx`] with more `(include name, text)` headers beside [`HEADERS`]: a user
-/// crate's own headers, embedded by `memtune_tuner::build`.
+/// crate's own headers, embedded by `memtune_build`.
 pub fn compile_ptx_with_headers(
     source: &KernelSource,
     arch: &str,

@@ -1,4 +1,4 @@
-//! Kernels a user crate embeds through `memtune_tuner::build`: its CUDA sources and headers,
+//! Kernels a user crate embeds through `memtune_build`: its CUDA sources and headers,
 //! the `-D` defines of its compile-time plans, and nvcc's output where nvcc existed at build
 //! time. (The stamp of the profile the plans came from is a `memtune::ProfileStamp` beside
 //! it in the generated file: this crate knows no profiles.)
@@ -30,7 +30,7 @@ pub struct Binary {
     pub bytes: &'static [u8],
 }
 
-/// Everything one `memtune_tuner::build::Kernels::compile` embedded.
+/// Everything one `memtune_build::Kernels::compile` embedded.
 #[derive(Debug, Clone, Copy)]
 pub struct Embedded {
     pub sources: &'static [KernelSource],

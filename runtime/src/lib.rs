@@ -9,6 +9,7 @@ pub mod autotune;
 pub mod device;
 pub mod launch;
 pub mod replan;
+pub mod space;
 pub mod tuned;
 
 pub use autotune::{Autotuner, PlanSource, TunedPlan};

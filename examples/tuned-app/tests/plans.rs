@@ -67,7 +67,7 @@ fn cargo_tune_plan(kind: &str, workload: &Value, profile: &Path) -> Value {
         "run",
         "-q",
         "-p",
-        "memtune-tuner",
+        "cargo-tune",
         "--bin",
         "cargo-tune",
         "--",

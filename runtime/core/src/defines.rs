@@ -1,5 +1,5 @@
 //! Plans as `-D` defines for CUDA sources, one naming scheme shared by the build helper
-//! (`memtune_tuner::build`, compile time) and a re-plan at run time (NVRTC with new
+//! (`memtune_build`, compile time) and a re-plan at run time (NVRTC with new
 //! defines): `MEMTUNE_<NAME>_<FIELD>`, `<NAME>` the plan's name upper-cased.
 
 use crate::plan::sampling::SamplingPlan;

@@ -14,7 +14,7 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 /// One GPU of seed 000: Table 1 and Table 2, plus the simulator's L2 hit latency
-/// (`tuner/src/sim/builtin/*.json`, an assumption there too).
+/// (`tuner/probe/src/sim/builtin/*.json`, an assumption there too).
 struct Gpu {
     name: &'static str,
     compute_capability: (u32, u32),

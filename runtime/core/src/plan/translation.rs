@@ -13,7 +13,7 @@ const FALLBACK_GRANULE: u64 = 4096;
 /// A fall of the random-access curve is a boundary when throughput drops by at least this
 /// ratio from one region to the next, or over two doublings (a window of three regions),
 /// comparing the medians of each region's repeats: the same 10% the knee detector asks of
-/// its one, largest fall (`tuner/src/probe/random_access.rs`).
+/// its one, largest fall (`tuner/probe/src/random_access.rs`).
 const FALL_RATIO: f64 = 1.1;
 
 pub(crate) struct Translation<'a> {

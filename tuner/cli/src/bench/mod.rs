@@ -1,0 +1,487 @@
+//! `cargo tune bench sampling|grouping|stencil|all`: on a GPU, for each workload size, the
+//! untuned kernel, the tuned one (the planner's choice for the profile) and the best of an
+//! exhaustive sweep, timed in the same run with CUDA events (kernel work only, inputs
+//! resident, median of 5 runs after a warm-up; sampling's configurations in two rounds of 5,
+//! taken in turn, each timed by its better round), with every version's result checked
+//! against the others' before its time is reported.
+
+mod autotuned;
+mod report;
+mod rounds;
+mod row;
+pub mod sweep;
+mod targets;
+
+use crate::exit::{CliError, Exit};
+use clap::{Args, ValueEnum};
+use memtune::launch::{grouping_capacity, LaunchError};
+use memtune::Runtime;
+use memtune_core::lookup::{self, LookupConfig, Wanted};
+use memtune_core::plan::{stencil, Dtype};
+use memtune_core::plan::{GroupingPlan, SamplingPlan, StencilPlan};
+use memtune_core::plan::{GroupingWorkload, SamplingWorkload, StencilWorkload};
+use memtune_core::{store, time, MemoryKind, Profile};
+use rounds::tuned_row;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use sweep::{Check, Row};
+
+/// Timed runs after the warm-up.
+const RUNS: usize = 5;
+/// Rounds of [`RUNS`] for sampling: its zero-copy configurations differ by a few percent,
+/// as much as one configuration's time wandered over seconds on an H200 (2-5%, session 5's
+/// zero-copy exploration), so every configuration is timed once a round, in turn.
+const SAMPLING_ROUNDS: usize = 2;
+/// Bytes of the device-to-device copy that gives the reference bandwidth.
+const COPY_BYTES: u64 = 1 << 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    Sampling,
+    Grouping,
+    Stencil,
+    All,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Which workload to benchmark.
+    #[arg(value_enum)]
+    pub workload: Workload,
+    /// Plan for this profile file (default: the lookup chain for the GPU).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// A few sizes only (a short smoke run).
+    #[arg(long)]
+    pub quick: bool,
+    /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// GPU ordinal.
+    #[arg(long = "gpu", default_value_t = 0)]
+    pub gpu: usize,
+}
+
+/// One workload's results.
+struct Report {
+    workload: &'static str,
+    /// Rounds of [`RUNS`] each configuration was timed in.
+    rounds: usize,
+    rows: Vec<Row>,
+    errors: Vec<String>,
+    checks: Vec<Check>,
+}
+
+fn launch_error(e: LaunchError) -> CliError {
+    match e {
+        LaunchError::Device(d) => d.into(),
+        other => CliError::new(Exit::Internal, other.to_string()),
+    }
+}
+
+pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliError> {
+    let note = |m: &str| {
+        if !quiet {
+            eprintln!("{m}");
+        }
+    };
+    let mut rt = Runtime::open(args.gpu).map_err(launch_error)?;
+    let (profile, source) = load_profile(args.profile.as_deref(), &rt, quiet)?;
+    let id = rt.identity().clone();
+    if profile.device.uuid != id.uuid {
+        note(&format!(
+            "note: the profile is of {} ({}), this GPU is {} ({})",
+            profile.device.name, profile.device.uuid, id.name, id.uuid
+        ));
+    }
+    note(&format!("profile: {} from {source}", profile.device.uuid));
+    let copy = rt
+        .time_device_copy(COPY_BYTES, RUNS)
+        .map_err(launch_error)?;
+    let copy_gbs = sweep::copy_gb_per_s(COPY_BYTES, copy.median_ms());
+    note(&format!(
+        "device copy: {copy_gbs:.0} GB/s (1 GiB cuMemcpyDtoD, median of {RUNS})"
+    ));
+
+    let which: &[Workload] = match args.workload {
+        Workload::All => &[Workload::Sampling, Workload::Grouping, Workload::Stencil],
+        Workload::Sampling => &[Workload::Sampling],
+        Workload::Grouping => &[Workload::Grouping],
+        Workload::Stencil => &[Workload::Stencil],
+    };
+    let mut reports = Vec::new();
+    for w in which {
+        let report = match w {
+            Workload::Sampling => bench_sampling(&mut rt, &profile, args.quick, &note),
+            Workload::Grouping => bench_grouping(&mut rt, &profile, args.quick, &note),
+            _ => bench_stencil(&mut rt, &profile, args.quick, copy_gbs, &note),
+        }
+        .map_err(launch_error)?;
+        reports.push(report);
+    }
+
+    let command: Vec<String> = std::env::args().collect();
+    let date = time::now_rfc3339();
+    let docs: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            json!({
+                "workload": r.workload,
+                "command": command.join(" "),
+                "date": date,
+                "quick": args.quick,
+                "device": {"name": id.name, "uuid": id.uuid, "sm_count": id.sm_count},
+                "profile": {"uuid": profile.device.uuid, "name": profile.device.name,
+                            "digest": profile.digest, "source": source,
+                            "simulated": profile.is_simulated()},
+                "runs": RUNS,
+                "rounds": r.rounds,
+                "device_copy": {"bytes": COPY_BYTES, "median_ms": copy.median_ms(),
+                                "runs_ms": copy.runs_ms, "gb_per_s": copy_gbs},
+                "table": r.rows.iter().map(|x| targets::flat(r.workload, x)).collect::<Vec<_>>(),
+                "rows": r.rows,
+                "errors": r.errors,
+                "targets": r.checks,
+                "results_match": r.rows.iter().all(|x| x.results_match),
+            })
+        })
+        .collect();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        for (r, doc) in reports.iter().zip(&docs) {
+            let path = dir.join(format!("bench-{}.json", r.workload));
+            std::fs::write(&path, format!("{doc:#}\n")).map_err(|e| io(&path, e))?;
+            let path = dir.join(format!("bench-{}.svg", r.workload));
+            std::fs::write(&path, report::chart(&id.name, r).to_svg()).map_err(|e| io(&path, e))?;
+        }
+        note(&format!(
+            "wrote bench-*.json and bench-*.svg to {}",
+            dir.display()
+        ));
+    }
+    if json_out {
+        println!("{:#}", json!({ "reports": docs }));
+    } else {
+        println!(
+            "{} ({}); profile {} from {source}; device copy {copy_gbs:.0} GB/s",
+            id.name, id.uuid, profile.device.uuid
+        );
+        for r in &reports {
+            report::print(r);
+        }
+    }
+    let failed = reports
+        .iter()
+        .any(|r| !r.errors.is_empty() || r.rows.iter().any(|x| !x.results_match));
+    if failed {
+        eprintln!("error: some sizes failed or versions disagreed on the result (see above)");
+        return Ok(Exit::Internal);
+    }
+    Ok(Exit::Ok)
+}
+
+fn io(path: &Path, e: std::io::Error) -> CliError {
+    CliError::new(Exit::Io, format!("{}: {e}", path.display()))
+}
+
+/// The profile from `path`, else from the lookup chain for this GPU, and its source.
+fn load_profile(
+    path: Option<&Path>,
+    rt: &Runtime,
+    quiet: bool,
+) -> Result<(Profile, String), CliError> {
+    if let Some(path) = path {
+        return Ok((store::load_path(path)?, path.display().to_string()));
+    }
+    let id = rt.identity();
+    let wanted = Wanted {
+        uuid: Some(id.uuid.clone()),
+        model: Some(id.model()),
+    };
+    let root = lookup::current_project_root();
+    let resolved = lookup::resolve(&LookupConfig::from_env(Some(&root)), &wanted)?;
+    if !quiet {
+        for w in &resolved.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok((resolved.profile, resolved.source.to_string()))
+}
+
+/// Random words (xorshift64*), never all zero.
+fn random_words(n: usize, seed: u64) -> Vec<u32> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+        })
+        .collect()
+}
+
+fn host_memory_bytes() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(16 << 30, |kib| kib * 1024)
+}
+
+fn bench_sampling(
+    rt: &mut Runtime,
+    profile: &Profile,
+    quick: bool,
+    note: &dyn Fn(&str),
+) -> Result<Report, LaunchError> {
+    let (free, _) = rt.memory_info()?;
+    let pattern = random_words(16 << 20, 0x5a3b);
+    let mut rows = Vec::new();
+    let mut errors = Vec::new();
+    let uuid = rt.identity().uuid.clone();
+    for memory in [MemoryKind::Device, MemoryKind::Pinned] {
+        let cases = match memory {
+            MemoryKind::Device => sweep::sampling_device_cases(free, quick),
+            _ => sweep::sampling_pinned_sizes(host_memory_bytes(), quick)
+                .into_iter()
+                .map(|s| (s, sweep::sampling_reads(true)))
+                .collect(),
+        };
+        let Some(largest) = cases.iter().map(|c| c.0).max() else {
+            continue;
+        };
+        // One buffer of the largest region; smaller regions are its prefixes.
+        let region = rt.resident_words(memory, largest / 4, &pattern)?;
+        for &(size, reads) in &cases {
+            let case = format!("{memory} {}, {reads} reads", sweep::bytes(size));
+            note(&format!("sampling {case}"));
+            let w = SamplingWorkload {
+                region_bytes: size,
+                memory,
+                reads_per_thread: reads,
+            };
+            let tuned = match memtune_core::plan::sampling_untimed(profile, &w) {
+                Ok(p) => p,
+                Err(e) => {
+                    errors.push(format!("{case}: planner: {e}"));
+                    continue;
+                }
+            };
+            let time = |plan: &SamplingPlan, runs: usize, warmup: bool| {
+                rt.set_warmup(warmup);
+                let r = rt.time_sampling(&region, Some(size / 4), reads, 0x5eed, plan, runs);
+                rt.set_warmup(true);
+                r.map(|(sum, t)| (sum.to_string(), t))
+            };
+            let r = tuned_row(
+                (case.clone(), size),
+                sweep::sampling_untuned(size),
+                tuned,
+                sweep::sampling_sweep(size),
+                sweep::sampling_label,
+                SAMPLING_ROUNDS,
+                (profile, &uuid, &w),
+                time,
+            );
+            match r {
+                Ok(r) => rows.push(r),
+                Err(e) => errors.push(format!("{case}: {e}")),
+            }
+        }
+        drop(region);
+    }
+    Ok(finish("sampling", SAMPLING_ROUNDS, rows, errors, None))
+}
+
+fn bench_grouping(
+    rt: &mut Runtime,
+    profile: &Profile,
+    quick: bool,
+    note: &dyn Fn(&str),
+) -> Result<Report, LaunchError> {
+    let (free, _) = rt.memory_info()?;
+    let uuid = rt.identity().uuid.clone();
+    let mut rows = Vec::new();
+    let mut errors = Vec::new();
+    let device_tables = sweep::grouping_table_sizes(free, quick)
+        .into_iter()
+        .map(|t| (t, MemoryKind::Device, sweep::grouping_keys(quick)));
+    let pinned_tables = sweep::grouping_pinned_table_sizes(host_memory_bytes(), quick)
+        .into_iter()
+        .map(|t| (t, MemoryKind::Pinned, 0));
+    for (table, table_memory, base_keys) in device_tables.chain(pinned_tables) {
+        let capacity = table / 8;
+        // A table of `capacity` buckets holds capacity/2 groups at fill factor 0.5, and there
+        // are never more groups than keys: large tables need that many keys (pinned tables
+        // just that many, as their inserts cross the host link).
+        let n_keys = base_keys.max(capacity / 2);
+        let raw = random_words(n_keys as usize, 0x9e37);
+        // Keys drawn from capacity/2 values: the fill factor stays at most 0.5.
+        let range = (capacity / 2).min(u64::from(u32::MAX));
+        let keys: Vec<u32> = raw
+            .iter()
+            .map(|&k| ((u64::from(k) * range) >> 32) as u32)
+            .collect();
+        let case = format!(
+            "table {} ({table_memory}), {} keys pinned",
+            sweep::bytes(table),
+            n_keys
+        );
+        note(&format!("grouping {case}"));
+        if grouping_capacity(n_keys, Some(range)).ok() != Some(capacity) {
+            errors.push(format!(
+                "{case}: table size is not a capacity the kernels use"
+            ));
+            continue;
+        }
+        let input = rt.resident_words(MemoryKind::Pinned, n_keys, &keys)?;
+        let w = GroupingWorkload {
+            table_bytes: table,
+            table_memory,
+            input_memory: MemoryKind::Pinned,
+            input_bytes: Some(n_keys * 4),
+        };
+        let tuned = match memtune_core::plan::grouping_untimed(profile, &w) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.push(format!("{case}: planner: {e}"));
+                continue;
+            }
+        };
+        let time = |plan: &GroupingPlan, runs: usize, warmup: bool| {
+            rt.set_warmup(warmup);
+            let r = rt.time_grouping(&input, capacity, plan, table_memory, runs);
+            rt.set_warmup(true);
+            r.map(|(d, t)| {
+                let digest = format!("{} groups, {} keys, {:016x}", d.groups, d.keys, d.hash);
+                (digest, t)
+            })
+        };
+        let r = tuned_row(
+            (case.clone(), table),
+            sweep::grouping_untuned(table),
+            tuned,
+            sweep::grouping_sweep(table),
+            sweep::grouping_label,
+            1,
+            (profile, &uuid, &w),
+            time,
+        );
+        match r {
+            Ok(r) => rows.push(r),
+            Err(e) => errors.push(format!("{case}: {e}")),
+        }
+    }
+    Ok(finish("grouping", 1, rows, errors, None))
+}
+
+fn bench_stencil(
+    rt: &mut Runtime,
+    profile: &Profile,
+    quick: bool,
+    copy_gbs: f64,
+    note: &dyn Fn(&str),
+) -> Result<Report, LaunchError> {
+    let uuid = rt.identity().uuid.clone();
+    let mut rows = Vec::new();
+    let mut errors = Vec::new();
+    for dtype in [Dtype::F32, Dtype::F64] {
+        for (dims, repeats) in sweep::stencil_cases(quick) {
+            let cells = dims.iter().map(|&d| d as usize).product::<usize>();
+            let words = random_words(cells, 0x57e4 + u64::from(dims[0]));
+            // Values in [0, 1): finite sums, no zeros to time on.
+            let input = match dtype {
+                Dtype::F32 => {
+                    let v: Vec<f32> = words
+                        .iter()
+                        .map(|&w| (w >> 8) as f32 / 16_777_216.0)
+                        .collect();
+                    rt.resident_f32(&v)?
+                }
+                Dtype::F64 => {
+                    let v: Vec<f64> = words
+                        .iter()
+                        .map(|&w| f64::from(w) / 4_294_967_296.0)
+                        .collect();
+                    rt.resident_f64(&v)?
+                }
+            };
+            let case = sweep::stencil_case(dims, dtype.as_str(), repeats);
+            note(&format!("stencil {case}"));
+            let w = StencilWorkload {
+                dims,
+                dtype,
+                repeats,
+            };
+            let tuned = match stencil::plan(profile, &w) {
+                Ok(p) => p,
+                Err(e) => {
+                    errors.push(format!("{case}: planner: {e}"));
+                    continue;
+                }
+            };
+            let elem = if dtype == Dtype::F32 { 4 } else { 8 };
+            let time = |plan: &StencilPlan, runs: usize, warmup: bool| {
+                rt.set_warmup(warmup);
+                let r = match dtype {
+                    Dtype::F32 => rt.time_stencil_f32(&input, dims, repeats, plan, runs),
+                    Dtype::F64 => rt.time_stencil_f64(&input, dims, repeats, plan, runs),
+                };
+                rt.set_warmup(true);
+                r.map(|(digest, t)| (format!("{digest:016x}"), t))
+            };
+            let candidates = sweep::stencil_candidates(dims, repeats, elem);
+            let r = tuned_row(
+                (case.clone(), (cells as u64) * elem),
+                sweep::stencil_untuned(),
+                tuned,
+                candidates,
+                sweep::stencil_label,
+                1,
+                (profile, &uuid, &w),
+                time,
+            );
+            match r {
+                Ok(mut r) => {
+                    r.tuned_gb_per_s = Some(sweep::stencil_gb_per_s(
+                        cells as u64,
+                        elem,
+                        r.tuned.median_ms,
+                    ));
+                    rows.push(r);
+                }
+                Err(e) => errors.push(format!("{case}: {e}")),
+            }
+        }
+    }
+    Ok(finish("stencil", 1, rows, errors, Some(copy_gbs)))
+}
+
+fn finish(
+    workload: &'static str,
+    rounds: usize,
+    rows: Vec<Row>,
+    errors: Vec<String>,
+    copy_gbs: Option<f64>,
+) -> Report {
+    let mut checks = vec![
+        sweep::check_within_best(&rows),
+        sweep::check_not_slower(&rows),
+    ];
+    checks.extend(targets::autotune_checks(&rows));
+    if let Some(copy) = copy_gbs {
+        let case = sweep::stencil_case([512; 3], "f32", 1);
+        checks.push(sweep::check_bandwidth(&rows, &case, copy));
+    }
+    Report {
+        workload,
+        rounds,
+        rows,
+        errors,
+        checks,
+    }
+}
+
+#[cfg(test)]
+mod tests;

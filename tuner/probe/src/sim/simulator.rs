@@ -1,0 +1,355 @@
+//! The simulated GPU: a [`MemorySystem`] answering from [`SimConfig`] through the cost models.
+
+use super::cache::{chase_cycles as cache_chase_cycles, CacheGeometry};
+use super::config::SimConfig;
+use super::model::KindModel;
+use super::noise::Noise;
+use crate::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
+use memtune_core::profile::{ComputeCapability, DeviceIdentity, MemoryKind};
+use std::collections::BTreeMap;
+
+/// Reads each SM keeps in flight in the random-access model: enough warps to hide latency,
+/// so throughput is set by latency (`sm_count * READS_IN_FLIGHT_PER_SM / cycles` reads per
+/// cycle), as in seed 000 Figure 1, unless a level's `walks_in_flight` also limits it
+/// (docs/simulator.md, "Random access").
+pub const READS_IN_FLIGHT_PER_SM: f64 = 64.0;
+
+/// What a simulated probe cost, in the units that matter on a real GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    pub chase_calls: u64,
+    pub pair_calls: u64,
+    pub random_access_calls: u64,
+    /// Loads a GPU would execute: each chain's warm-up walk plus its timed loads.
+    pub loads: u64,
+}
+
+/// A simulated GPU.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    config: SimConfig,
+    models: BTreeMap<MemoryKind, KindModel>,
+    noise: Noise,
+    stats: SimStats,
+}
+
+impl Simulator {
+    pub fn new(config: SimConfig) -> Simulator {
+        let models = config
+            .memory_kinds
+            .iter()
+            .map(|(&kind, k)| (kind, KindModel::new(config.l2_hit_cycles, k)))
+            .collect();
+        let noise = Noise::new(config.noise);
+        Simulator {
+            config,
+            models,
+            noise,
+            stats: SimStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    /// The identity of the simulated GPU in its profiles: name, SM count and clock from the
+    /// configuration, memory size the largest kind's, and a UUID derived from the name, so
+    /// one configuration always gets the same UUID.
+    pub fn identity(&self) -> DeviceIdentity {
+        let name = &self.config().name;
+        let hash =
+            memtune_core::digest::of_value(&serde_json::json!(format!("memtune-sim:{name}")));
+        let hex = &hash[memtune_core::digest::PREFIX.len()..];
+        DeviceIdentity {
+            uuid: format!(
+                "GPU-{}-{}-{}-{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[12..16],
+                &hex[16..20],
+                &hex[20..32]
+            ),
+            name: format!("{name} (simulated)"),
+            compute_capability: ComputeCapability { major: 0, minor: 0 },
+            sm_count: self.sm_count(),
+            // What the driver would report: the whole L2, the last level the L2 path sees.
+            l2_bytes: self
+                .config
+                .caches
+                .iter()
+                .rfind(|l| !l.is_l1())
+                .map_or(0, |l| l.size_bytes),
+            shared_memory_per_block_bytes: 0,
+            shared_memory_per_block_optin_bytes: 0,
+            shared_memory_per_sm_bytes: 0,
+            global_memory_bytes: MemoryKind::ALL
+                .iter()
+                .map(|&k| self.max_footprint(k))
+                .max()
+                .unwrap_or(0),
+            sm_clock_khz: (self.clock_mhz() * 1000.0) as u64,
+            memory_clock_khz: 0,
+            memory_bus_width_bits: 0,
+            driver_version: String::new(),
+            pci_bus_id: None,
+        }
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.stats
+    }
+
+    fn model(&self, kind: MemoryKind) -> Result<&KindModel, BackendError> {
+        self.models
+            .get(&kind)
+            .ok_or_else(|| BackendError::UnsupportedKind {
+                kind,
+                message: format!(
+                    "the simulated GPU `{}` has no {kind} memory",
+                    self.config.name
+                ),
+            })
+    }
+
+    fn check_footprint(&self, kind: MemoryKind, bytes: u64) -> Result<(), BackendError> {
+        let size = self.max_footprint(kind);
+        if bytes > size {
+            return Err(BackendError::Allocation {
+                kind,
+                bytes,
+                message: format!(
+                    "the simulated GPU `{}` has {size} bytes of {kind} memory",
+                    self.config.name
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_sm(&self, sm: u32) -> Result<(), BackendError> {
+        if sm >= self.config.sm_count {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "SM {sm} does not exist: the simulated GPU has {} SMs",
+                    self.config.sm_count
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The levels a cache chase through `path` at `carveout` goes through, and the cycles of
+    /// a load that misses them all.
+    fn cache_levels(
+        &self,
+        path: LoadPath,
+        carveout: Carveout,
+    ) -> Result<(Vec<CacheGeometry>, f64), BackendError> {
+        let c = &self.config;
+        let unsupported = |what: &str| BackendError::Unsupported {
+            what: format!("the simulated GPU `{}` has no {what}", c.name),
+        };
+        match path {
+            LoadPath::Constant => {
+                let miss = c
+                    .constant_miss_cycles
+                    .filter(|_| !c.constant_caches.is_empty())
+                    .ok_or_else(|| unsupported("constant-cache model"))?;
+                let levels = c
+                    .constant_caches
+                    .iter()
+                    .map(|l| CacheGeometry::new(l, l.size_bytes))
+                    .collect();
+                Ok((levels, miss))
+            }
+            LoadPath::L1 | LoadPath::L2 => {
+                let miss = c
+                    .dram_cycles
+                    .ok_or_else(|| unsupported("data-cache model"))?;
+                let levels = c
+                    .caches
+                    .iter()
+                    .filter(|l| path == LoadPath::L1 || !l.is_l1())
+                    .map(|l| {
+                        let size = match (carveout, l.max_carveout_size_bytes) {
+                            (Carveout::MaxL1, Some(max)) if l.is_l1() => max,
+                            _ => l.size_bytes,
+                        };
+                        CacheGeometry::new(l, size)
+                    })
+                    .collect();
+                Ok((levels, miss))
+            }
+        }
+    }
+
+    /// Cycles per load of one chase, before noise; also counts its cost.
+    fn chase_cycles(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        shared: Option<Vec<bool>>,
+    ) -> Result<f64, BackendError> {
+        if stride == 0 || footprint == 0 {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a chase needs a positive stride and footprint (got {stride} and {footprint})"
+                ),
+            });
+        }
+        let loads = (footprint / stride).max(1);
+        let cycles = self
+            .model(kind)?
+            .chase_cycles(stride, loads, shared.as_deref());
+        let chains = if shared.is_some() { 2 } else { 1 };
+        self.stats.loads += chains * (loads + loads.min(TIMED_LOADS_CAP));
+        Ok(cycles)
+    }
+}
+
+impl MemorySystem for Simulator {
+    fn name(&self) -> String {
+        format!("simulated {}", self.config.name)
+    }
+
+    fn clock_mhz(&self) -> f64 {
+        self.config.clock_mhz
+    }
+
+    fn sm_count(&self) -> u32 {
+        self.config.sm_count
+    }
+
+    fn kinds(&self) -> Vec<MemoryKind> {
+        self.models.keys().copied().collect()
+    }
+
+    fn max_footprint(&self, kind: MemoryKind) -> u64 {
+        self.config
+            .memory_kinds
+            .get(&kind)
+            .map_or(0, |k| k.size_bytes)
+    }
+
+    fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.model(kind)?;
+        self.check_sm(sm)?;
+        self.check_footprint(kind, footprint_bytes)?;
+        self.stats.chase_calls += 1;
+        let cycles = self.chase_cycles(kind, stride_bytes, footprint_bytes, None)?;
+        Ok(self.noise.apply(cycles))
+    }
+
+    fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+        sm: u32,
+        other_sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.model(kind)?;
+        self.check_sm(sm)?;
+        self.check_sm(other_sm)?;
+        if sm == other_sm {
+            return Err(BackendError::Launch {
+                message: format!("a chase pair needs two different SMs (got {sm} twice)"),
+            });
+        }
+        self.check_footprint(kind, footprint_bytes.saturating_mul(2))?;
+        self.stats.pair_calls += 1;
+        // Consecutive SMs share a copy: SM i uses copy i / shared_by_sms.
+        let shared = self.config.memory_kinds[&kind]
+            .tlb
+            .iter()
+            .map(|l| {
+                let group = l.shared_by_sms.max(1);
+                sm / group == other_sm / group
+            })
+            .collect();
+        let cycles = self.chase_cycles(kind, stride_bytes, footprint_bytes, Some(shared))?;
+        Ok(self.noise.apply(cycles))
+    }
+
+    fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {
+        let model = self.model(kind)?;
+        let cycles = model.random_read_cycles(region_bytes);
+        let walk_limit = model.random_read_walk_limit(region_bytes);
+        self.check_footprint(kind, region_bytes)?;
+        self.stats.random_access_calls += 1;
+        // Latency-bound (every SM keeps its reads in flight); where the levels' miss
+        // handling (`walks_in_flight`) limits reads too, the two times per read add up.
+        let latency_bound = f64::from(self.config.sm_count) * READS_IN_FLIGHT_PER_SM / cycles;
+        let reads_per_cycle =
+            walk_limit.map_or(latency_bound, |w| 1.0 / (1.0 / latency_bound + 1.0 / w));
+        let reads_per_second = reads_per_cycle * self.config.clock_mhz * 1e6;
+        // Noise applies to the time measured, so a spike lowers the throughput.
+        let noisy_time = self.noise.apply(1.0);
+        Ok(reads_per_second / noisy_time)
+    }
+
+    fn cache_chase(
+        &mut self,
+        path: LoadPath,
+        carveout: Carveout,
+        stride_bytes: u64,
+        footprint_bytes: u64,
+    ) -> Result<f64, BackendError> {
+        let (levels, miss_cycles) = self.cache_levels(path, carveout)?;
+        if stride_bytes == 0 || footprint_bytes == 0 {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a chase needs a positive stride and footprint (got {stride_bytes} and {footprint_bytes})"
+                ),
+            });
+        }
+        let elements = (footprint_bytes / stride_bytes).max(1);
+        if elements > self.config.max_chase_elements {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a ring of {elements} elements ({footprint_bytes} bytes at stride {stride_bytes}) exceeds the {} elements a chase may have",
+                    self.config.max_chase_elements
+                ),
+            });
+        }
+        if path == LoadPath::Constant && footprint_bytes > CONSTANT_BANK_BYTES {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a constant chase of {footprint_bytes} bytes exceeds the {CONSTANT_BANK_BYTES}-byte constant bank"
+                ),
+            });
+        }
+        if path != LoadPath::Constant {
+            self.check_footprint(MemoryKind::Device, footprint_bytes)?;
+        }
+        self.stats.chase_calls += 1;
+        self.stats.loads += elements + elements.min(TIMED_LOADS_CAP);
+        let cycles = cache_chase_cycles(&levels, miss_cycles, stride_bytes, elements);
+        Ok(self.noise.apply(cycles))
+    }
+
+    fn max_chase_elements(&self) -> u64 {
+        self.config.max_chase_elements
+    }
+
+    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        let cycles = self
+            .config
+            .shared_memory_cycles
+            .ok_or_else(|| BackendError::Unsupported {
+                what: format!(
+                    "the simulated GPU `{}` has no shared-memory model",
+                    self.config.name
+                ),
+            })?;
+        Ok(self.noise.apply(cycles))
+    }
+}
