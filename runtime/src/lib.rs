@@ -7,6 +7,7 @@
 
 pub mod autotune;
 pub mod device;
+pub mod gpu;
 pub mod launch;
 pub mod replan;
 pub mod space;

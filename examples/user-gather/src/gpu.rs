@@ -2,14 +2,13 @@
 //! mapped into the GPU), result slots, launches of a plan and CUDA-event timing. Every CUDA
 //! call's result is checked.
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
 use cudarc::driver::{
-    result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
+    result, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
 };
 use memtune::core::plan::SamplingPlan;
+use memtune::gpu::Buffer;
 use memtune::launch::sampling_scopes;
 use memtune::{DeviceIdentity, MemoryKind};
 
@@ -89,7 +88,8 @@ impl Gpu {
         };
         let n_words = region.words();
         let mut launch = self.stream.launch_builder(&self.fill);
-        launch.arg(&region.dptr).arg(&n_words);
+        let dptr = region.dptr();
+        launch.arg(&dptr).arg(&n_words);
         // SAFETY: the fill writes words below n_words of the region, which holds them; the
         // region outlives the synchronisation below.
         unsafe { launch.launch(config) }.map_err(cuda("cuLaunchKernel(user_gather_fill)"))?;
@@ -126,10 +126,11 @@ impl Gpu {
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
+        let dptr = region.dptr();
         for scope in scopes {
             let mut launch = self.stream.launch_builder(&self.gather);
             launch
-                .arg(&region.dptr)
+                .arg(&dptr)
                 .arg(&slot.ptr)
                 .arg(&n_words)
                 .arg(&scope.start)
@@ -145,21 +146,10 @@ impl Gpu {
         Ok(())
     }
 
-    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished.
+    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished
+    /// (memtune's event timer).
     pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
-        let start = self
-            .stream
-            .record_event(Some(CU_EVENT_DEFAULT))
-            .map_err(cuda("cuEventRecord"))?;
-        f()?;
-        let end = self
-            .stream
-            .record_event(Some(CU_EVENT_DEFAULT))
-            .map_err(cuda("cuEventRecord"))?;
-        end.synchronize()
-            .map_err(cuda("cuEventSynchronize (the kernel failed)"))?;
-        let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
-        Ok(f64::from(ms))
+        memtune::gpu::time_ms(&self.stream, f)
     }
 
     /// Waits for the stream's work; a failed kernel shows here.
@@ -173,11 +163,7 @@ impl Gpu {
 /// The region kernels read: device memory or pinned host memory mapped into the GPU.
 pub struct Region {
     ctx: Arc<CudaContext>,
-    kind: MemoryKind,
-    /// The address kernels use.
-    dptr: u64,
-    /// Pinned memory's host address (null for device memory).
-    host: *mut c_void,
+    buffer: Buffer,
     bytes: u64,
 }
 
@@ -190,45 +176,21 @@ impl Region {
                 "a region holds at least one word".into(),
             ));
         }
+        if kind == MemoryKind::Managed {
+            return Err(GatherError::Usage(
+                "managed memory is not offered: device or pinned".into(),
+            ));
+        }
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        let (dptr, host) = match kind {
-            MemoryKind::Device => {
-                // SAFETY: a plain allocation, owned by the Region and freed once in Drop.
-                let dptr = unsafe { result::malloc_sync(len) }.map_err(cuda("cuMemAlloc"))?;
-                (dptr, std::ptr::null_mut())
-            }
-            MemoryKind::Pinned => {
-                // SAFETY: as above; freed once, in Drop or below.
-                let host = unsafe { result::malloc_host(len, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
-                    .map_err(cuda("cuMemHostAlloc"))?;
-                let mut dptr = 0;
-                // SAFETY: `host` was allocated with CU_MEMHOSTALLOC_DEVICEMAP just above.
-                let mapped =
-                    unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dptr, host, 0) }.result();
-                if let Err(e) = mapped {
-                    // SAFETY: allocated above and not owned by a Region yet.
-                    let _ = unsafe { result::free_host(host) };
-                    return Err(cuda("cuMemHostGetDevicePointer")(e));
-                }
-                (dptr, host)
-            }
-            MemoryKind::Managed => {
-                return Err(GatherError::Usage(
-                    "managed memory is not offered: device or pinned".into(),
-                ))
-            }
-        };
         Ok(Region {
             ctx: ctx.clone(),
-            kind,
-            dptr,
-            host,
+            buffer: Buffer::allocate(kind, len)?,
             bytes,
         })
     }
 
     pub fn kind(&self) -> MemoryKind {
-        self.kind
+        self.buffer.kind()
     }
 
     pub fn bytes(&self) -> u64 {
@@ -239,19 +201,17 @@ impl Region {
     pub fn words(&self) -> u64 {
         self.bytes / 4
     }
+
+    fn dptr(&self) -> u64 {
+        self.buffer.dptr()
+    }
 }
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // SAFETY: each pointer came from its allocation call and is freed once; every
-        // launch on it was synchronised. Errors cannot be reported from Drop.
-        unsafe {
-            let _ = self.ctx.bind_to_thread();
-            let _ = match self.kind {
-                MemoryKind::Pinned => result::free_host(self.host),
-                _ => result::free_sync(self.dptr),
-            };
-        }
+        // The buffer is freed right after this, in this context; every launch on it was
+        // synchronised.
+        let _ = self.ctx.bind_to_thread();
     }
 }
 
@@ -266,7 +226,7 @@ pub struct Slot {
 /// slot of its own, so the results of a tuning session's launches can be checked after it.
 pub struct Sums {
     ctx: Arc<CudaContext>,
-    dptr: u64,
+    buffer: Buffer,
     len: usize,
     used: usize,
 }
@@ -274,11 +234,9 @@ pub struct Sums {
 impl Sums {
     fn allocate(ctx: &Arc<CudaContext>, len: usize) -> Result<Sums> {
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        // SAFETY: a plain allocation, freed once in Drop.
-        let dptr = unsafe { result::malloc_sync(len.max(1) * 8) }.map_err(cuda("cuMemAlloc"))?;
         let sums = Sums {
             ctx: ctx.clone(),
-            dptr,
+            buffer: Buffer::allocate(MemoryKind::Device, len.max(1) * 8)?,
             len: len.max(1),
             used: 0,
         };
@@ -290,7 +248,8 @@ impl Sums {
         self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         // SAFETY: len * 8 bytes are allocated at dptr; no kernel uses them (every launch
         // was synchronised before a reset).
-        unsafe { result::memset_d8_sync(self.dptr, 0, self.len * 8) }.map_err(cuda("cuMemsetD8"))
+        unsafe { result::memset_d8_sync(self.buffer.dptr(), 0, self.len * 8) }
+            .map_err(cuda("cuMemsetD8"))
     }
 
     /// The next unused slot.
@@ -305,7 +264,7 @@ impl Sums {
         self.used += 1;
         Ok(Slot {
             index,
-            ptr: self.dptr + 8 * index as u64,
+            ptr: self.buffer.dptr() + 8 * index as u64,
         })
     }
 
@@ -319,9 +278,7 @@ impl Sums {
         let mut out = vec![0u64; self.used];
         if self.used > 0 {
             self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-            // SAFETY: `used` <= len slots are allocated at dptr.
-            unsafe { result::memcpy_dtoh_sync(&mut out, self.dptr) }
-                .map_err(cuda("cuMemcpyDtoH"))?;
+            self.buffer.read(&mut out)?;
         }
         Ok(out)
     }
@@ -336,10 +293,7 @@ impl Sums {
 
 impl Drop for Sums {
     fn drop(&mut self) {
-        // SAFETY: allocated once in `allocate`, freed once here.
-        unsafe {
-            let _ = self.ctx.bind_to_thread();
-            let _ = result::free_sync(self.dptr);
-        }
+        // The buffer is freed right after this, in this context.
+        let _ = self.ctx.bind_to_thread();
     }
 }

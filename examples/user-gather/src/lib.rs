@@ -67,6 +67,8 @@ pub enum GatherError {
     NoGpu(String),
     /// A CUDA call failed (exit 1).
     Cuda { call: &'static str, detail: String },
+    /// A call of memtune's GPU foundation (buffers, timing) failed (exit 1).
+    Gpu(String),
     /// NVRTC failed (exit 1).
     Compile(String),
     /// The autotuner failed (exit 1).
@@ -97,6 +99,12 @@ impl GatherError {
     }
 }
 
+impl From<memtune::gpu::Error> for GatherError {
+    fn from(e: memtune::gpu::Error) -> GatherError {
+        GatherError::Gpu(e.to_string())
+    }
+}
+
 impl fmt::Display for GatherError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -104,6 +112,7 @@ impl fmt::Display for GatherError {
             GatherError::TooLarge(m) => write!(f, "too large: {m}"),
             GatherError::NoGpu(m) => write!(f, "no GPU: {m}"),
             GatherError::Cuda { call, detail } => write!(f, "CUDA call {call} failed: {detail}"),
+            GatherError::Gpu(m) => write!(f, "GPU: {m}"),
             GatherError::Compile(m) => write!(f, "compiling kernels/gather.cu: {m}"),
             GatherError::Autotune(m) => write!(f, "autotune: {m}"),
             GatherError::Mismatch(m) => write!(f, "wrong result: {m}"),

@@ -4,13 +4,12 @@ use std::fmt::Display;
 use std::path::Path;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaStream;
 use memtune_core::lookup::{self, LookupConfig, Wanted};
 use memtune_core::tune::Tunable;
 
 use super::{AutotuneError, Autotuner, TunedPlan};
-use crate::launch::{cuda, LaunchError};
+use crate::launch::LaunchError;
 use crate::tuned::{check_profile, TunedError};
 
 impl Autotuner {
@@ -35,8 +34,10 @@ impl Autotuner {
         )?) {
             eprintln!("memtune: {w}");
         }
-        let ctx = CudaContext::new(ordinal).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
-        let stream = ctx.default_stream();
+        let stream = crate::gpu::Context::with_identity(ordinal, id.clone())
+            .map_err(LaunchError::from)?
+            .stream()
+            .clone();
         let mut tuner = Autotuner::from_env(resolved.profile, &id.uuid, project_root)?;
         tuner.profile_source = Some(resolved.source.to_string());
         tuner.device = Some(id);
@@ -79,22 +80,26 @@ impl Autotuner {
     }
 }
 
-/// Milliseconds of the work `f` enqueues on `stream`, from CUDA events, after a sync.
+/// Milliseconds of the work `f` enqueues on `stream`, from CUDA events, after a sync
+/// ([`crate::gpu::time_ms`]); a failure of `f` or of the kernel, as text for the decision
+/// record.
 pub fn time_once<E: Display>(
     stream: &Arc<CudaStream>,
     f: impl FnOnce() -> Result<(), E>,
 ) -> Result<f64, String> {
-    let start = stream
-        .record_event(Some(CU_EVENT_DEFAULT))
-        .map_err(|e| format!("cuEventRecord: {e:?}"))?;
-    f().map_err(|e| e.to_string())?;
-    let end = stream
-        .record_event(Some(CU_EVENT_DEFAULT))
-        .map_err(|e| format!("cuEventRecord: {e:?}"))?;
-    end.synchronize()
-        .map_err(|e| format!("the kernel failed: {e:?}"))?;
-    let ms = start
-        .elapsed_ms(&end)
-        .map_err(|e| format!("cuEventElapsedTime: {e:?}"))?;
-    Ok(f64::from(ms))
+    crate::gpu::time_ms(stream, || f().map_err(|e| Failure(e.to_string()))).map_err(|f| f.0)
+}
+
+/// A failed timing as text: the user's error or the driver's.
+struct Failure(String);
+
+impl From<crate::gpu::Error> for Failure {
+    fn from(e: crate::gpu::Error) -> Failure {
+        Failure(match e {
+            crate::gpu::Error::Cuda { what, source } if what == "cuEventSynchronize" => {
+                format!("the kernel failed: {source:?}")
+            }
+            other => other.to_string(),
+        })
+    }
 }

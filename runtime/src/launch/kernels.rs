@@ -66,14 +66,14 @@ impl Runtime {
         sum: u64,
         passes: &[SamplingParams],
     ) -> Result<(), LaunchError> {
-        let (blocks, block) = sampling_grid(self.identity.sm_count);
+        let (blocks, block) = sampling_grid(self.gpu.identity().sm_count);
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
         for pass in passes {
-            let mut launch = self.stream.launch_builder(function);
+            let mut launch = self.gpu.stream().launch_builder(function);
             launch.arg(&region).arg(&sum).arg(pass);
             // SAFETY: the kernel reads words below pass.n_words of `region` and adds to the
             // one u64 of `sum`; the caller guarantees both are that large and outlive the
@@ -95,7 +95,7 @@ impl Runtime {
         counters: u64,
         params: &GroupingParams,
     ) -> Result<(), LaunchError> {
-        let mut launch = self.stream.launch_builder(&kernels.init);
+        let mut launch = self.gpu.stream().launch_builder(&kernels.init);
         launch.arg(&table).arg(&counters).arg(params);
         // SAFETY: writes `capacity` buckets of `table` and the counters, which the caller
         // guarantees are that large and outlive the synchronisation.
@@ -125,7 +125,7 @@ impl Runtime {
             let mut launch;
             match (&spill, i) {
                 (Some(spill), 0) => {
-                    launch = self.stream.launch_builder(&kernels.insert_spill);
+                    launch = self.gpu.stream().launch_builder(&kernels.insert_spill);
                     launch
                         .arg(&input)
                         .arg(&table)
@@ -134,11 +134,11 @@ impl Runtime {
                         .arg(pass);
                 }
                 (Some(spill), _) => {
-                    launch = self.stream.launch_builder(&kernels.insert_spilled);
+                    launch = self.gpu.stream().launch_builder(&kernels.insert_spilled);
                     launch.arg(spill).arg(&table).arg(&counters).arg(pass);
                 }
                 (None, _) => {
-                    launch = self.stream.launch_builder(&kernels.insert);
+                    launch = self.gpu.stream().launch_builder(&kernels.insert);
                     launch.arg(&input).arg(&table).arg(&counters).arg(pass);
                 }
             }
@@ -155,7 +155,11 @@ impl Runtime {
     /// A grouping launch over `n` items (buckets or keys).
     fn grouping_config(&self, n: u64) -> LaunchConfig {
         LaunchConfig {
-            grid_dim: (shape::grouping_blocks(n, self.identity.sm_count), 1, 1),
+            grid_dim: (
+                shape::grouping_blocks(n, self.gpu.identity().sm_count),
+                1,
+                1,
+            ),
             block_dim: (GROUPING_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         }
@@ -174,7 +178,7 @@ impl Runtime {
         dst: u64,
         shape: &StencilLaunch,
     ) -> Result<(), LaunchError> {
-        let mut launch = self.stream.launch_builder(function);
+        let mut launch = self.gpu.stream().launch_builder(function);
         launch.arg(&src).arg(&dst).arg(&shape.params);
         // SAFETY: reads and writes the nx*ny*nz cells of `src` and `dst`, which the caller
         // guarantees hold them, do not overlap and outlive the synchronisation.

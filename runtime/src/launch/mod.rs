@@ -7,31 +7,28 @@
 //! launches, checks each launch, synchronises, and only then reads results back. Managed
 //! memory is never allocated.
 
-mod buffer;
 mod kernels;
 pub mod shape;
 mod timing;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError};
+use cudarc::driver::{CudaFunction, DeviceRepr, DriverError};
 use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::params::{
     GroupingBucket, GroupingCounters, GroupingParams, ParamsError, SamplingParams,
 };
 use memtune_kernels::reference::grouping::{GroupingError, Table};
-use memtune_kernels::{compile_ptx, CompileError, KernelSource};
+use memtune_kernels::{CompileError, KernelSource};
 
-use crate::device::{self, DeviceError};
-use buffer::Buffer;
+use crate::device::DeviceError;
+pub use crate::gpu::Timing;
+use crate::gpu::{Buffer, Context};
 pub use shape::{
     grouping_capacity, grouping_scopes, sampling_grid, sampling_scopes, sampling_threads,
     stencil_launch, StencilLaunch, GROUPING_BLOCK, SAMPLING_BLOCK, SAMPLING_BLOCKS_PER_SM,
     STREAMING_PLANES,
 };
-pub use timing::{grouping_digest, GroupingDigest, Resident, Timing};
+pub use timing::{grouping_digest, GroupingDigest, Resident};
 
 /// Why a launch did not run or gave no result.
 #[derive(Debug, thiserror::Error)]
@@ -48,8 +45,6 @@ pub enum LaunchError {
     Params(#[from] ParamsError),
     #[error("{kind} memory is not supported by the runtime's launches (device or pinned only)")]
     UnsupportedMemory { kind: MemoryKind },
-    #[error("{needed} bytes of device memory are needed, only {free} are free")]
-    OutOfMemory { needed: u64, free: u64 },
     #[error("CUDA call {call} failed: {source:?}")]
     Cuda {
         call: &'static str,
@@ -60,6 +55,8 @@ pub enum LaunchError {
     Compile(#[from] CompileError),
     #[error(transparent)]
     Device(#[from] DeviceError),
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::Error),
     #[error("the grouping table read back is not a valid result: {0}")]
     Grouping(#[from] GroupingError),
 }
@@ -79,15 +76,9 @@ impl StencilElement for f64 {
     const NAME: &'static str = "double";
 }
 
-type ModuleKey = (&'static str, Vec<(String, String)>);
-
 /// One GPU, ready for tuned launches.
 pub struct Runtime {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    identity: DeviceIdentity,
-    arch: String,
-    modules: HashMap<ModuleKey, Arc<CudaModule>>,
+    gpu: Context,
     /// Whether `time_*` runs one untimed warm-up first (an autotuning session warms each
     /// candidate up itself and counts every launch).
     warmup: bool,
@@ -97,16 +88,8 @@ impl Runtime {
     /// Opens GPU `ordinal`: its identity (which checks the driver first, so a machine
     /// without one gets an error, not a panic), a context and its default stream.
     pub fn open(ordinal: usize) -> Result<Runtime, LaunchError> {
-        let identity = device::identity(ordinal)?;
-        let ctx = CudaContext::new(ordinal).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
-        let stream = ctx.default_stream();
-        let cc = identity.compute_capability;
         Ok(Runtime {
-            ctx,
-            stream,
-            arch: format!("sm_{}{}", cc.major, cc.minor),
-            identity,
-            modules: HashMap::new(),
+            gpu: Context::open(ordinal)?,
             warmup: true,
         })
     }
@@ -117,18 +100,18 @@ impl Runtime {
     }
 
     pub fn identity(&self) -> &DeviceIdentity {
-        &self.identity
+        self.gpu.identity()
     }
 
     /// The architecture kernels are compiled for, e.g. `sm_90`.
     pub fn arch(&self) -> &str {
-        &self.arch
+        self.gpu.arch()
     }
 
     /// Threads of every sampling launch on this GPU: [`sampling_threads`] of its SM count,
     /// what a CPU reference of [`Runtime::sampling`] must model.
     pub fn sampling_threads(&self) -> u64 {
-        sampling_threads(self.identity.sm_count)
+        sampling_threads(self.gpu.identity().sm_count)
     }
 
     /// Sums `reads_per_thread` random words of `data` per thread ([`sampling_grid`]) in
@@ -164,7 +147,7 @@ impl Runtime {
         let sum = Buffer::upload(MemoryKind::Device, &[0u64])?;
         // SAFETY: `region` holds n_words = data.len() words and `sum` one u64; both
         // outlive the synchronisation below.
-        unsafe { self.launch_sampling_passes(&function, region.dptr, sum.dptr, &passes) }?;
+        unsafe { self.launch_sampling_passes(&function, region.dptr(), sum.dptr(), &passes) }?;
         self.sync()?;
         let mut out = [0u64];
         sum.read(&mut out)?;
@@ -240,17 +223,17 @@ impl Runtime {
         } else {
             None
         };
-        let spill_dptr = spill.as_ref().map(|spill| spill.dptr);
+        let spill_dptr = spill.as_ref().map(|spill| spill.dptr());
         // SAFETY: `table` holds `capacity` buckets and `counters` the counters; `input`
         // holds n_keys keys and `spill`, when there is one, room for n_keys; every buffer
         // outlives the synchronisation below.
         unsafe {
-            self.launch_grouping_init(&kernels, table.dptr, counters.dptr, &params)?;
+            self.launch_grouping_init(&kernels, table.dptr(), counters.dptr(), &params)?;
             self.launch_grouping_passes(
                 &kernels,
-                input.dptr,
-                table.dptr,
-                counters.dptr,
+                input.dptr(),
+                table.dptr(),
+                counters.dptr(),
                 spill_dptr,
                 &passes,
             )?;
@@ -308,32 +291,30 @@ impl Runtime {
         let dst = Buffer::allocate(MemoryKind::Device, byte_len(input) as usize)?;
         // SAFETY: `src` and `dst` are separate allocations of the nx*ny*nz = input.len()
         // cells of T (checked by stencil_launch) and outlive the sync below.
-        unsafe { self.launch_stencil(&function, src.dptr, dst.dptr, &shape) }?;
+        unsafe { self.launch_stencil(&function, src.dptr(), dst.dptr(), &shape) }?;
         self.sync()?;
         let mut out = vec![T::default(); input.len()];
         dst.read(&mut out)?;
         Ok(out)
     }
 
+    /// The GPU foundation this runtime launches through.
+    pub fn gpu(&self) -> &Context {
+        &self.gpu
+    }
+
     /// Makes the context current on this thread (the buffers use the driver directly).
     fn bind(&self) -> Result<(), LaunchError> {
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))
+        Ok(self.gpu.bind()?)
     }
 
     fn sync(&self) -> Result<(), LaunchError> {
-        self.stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize"))
+        Ok(self.gpu.sync()?)
     }
 
     /// Refuses to allocate `needed` bytes of device memory when fewer are free.
     fn check_free(&self, needed: u64) -> Result<(), LaunchError> {
-        let (free, _total) = self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
-        let free = free as u64;
-        if needed > free {
-            return Err(LaunchError::OutOfMemory { needed, free });
-        }
-        Ok(())
+        Ok(self.gpu.check_free(needed)?)
     }
 
     /// Kernel `entry` of `source` compiled with `defines`, compiling and loading the
@@ -344,28 +325,7 @@ impl Runtime {
         defines: &[(&str, &str)],
         entry: &str,
     ) -> Result<CudaFunction, LaunchError> {
-        let key: ModuleKey = (
-            source.name,
-            defines
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-        );
-        let module = match self.modules.get(&key) {
-            Some(m) => m.clone(),
-            None => {
-                let ptx = compile_ptx(source, &self.arch, defines)?;
-                let m = self
-                    .ctx
-                    .load_module(ptx.to_cudarc())
-                    .map_err(cuda("cuModuleLoadData"))?;
-                self.modules.insert(key, m.clone());
-                m
-            }
-        };
-        module
-            .load_function(entry)
-            .map_err(cuda("cuModuleGetFunction"))
+        Ok(self.gpu.function(source, defines, entry)?)
     }
 }
 

@@ -7,44 +7,17 @@
 
 use std::ops::Range;
 
-use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
 use cudarc::driver::{result, LaunchConfig, PushKernelArg};
 use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::MemoryKind;
 use memtune_kernels::digest;
 use memtune_kernels::params::{GroupingBucket, GroupingCounters, GroupingParams, SamplingParams};
 
-use super::buffer::Buffer;
 use super::{
     check_kind, cuda, grouping_scopes, sampling_scopes, stencil_launch, LaunchError, Runtime,
     StencilElement,
 };
-
-/// Milliseconds of each timed run, in run order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Timing {
-    pub runs_ms: Vec<f64>,
-}
-
-impl Timing {
-    /// The median run (the upper middle one for an even count); 0 without runs.
-    pub fn median_ms(&self) -> f64 {
-        let mut t = self.runs_ms.clone();
-        t.sort_by(f64::total_cmp);
-        t.get(t.len() / 2).copied().unwrap_or(0.0)
-    }
-
-    /// Slowest minus fastest run: the noise of this measurement.
-    pub fn spread_ms(&self) -> f64 {
-        let max = self.runs_ms.iter().copied().fold(f64::MIN, f64::max);
-        let min = self.runs_ms.iter().copied().fold(f64::MAX, f64::min);
-        if self.runs_ms.is_empty() {
-            0.0
-        } else {
-            max - min
-        }
-    }
-}
+use crate::gpu::{self, Buffer, Timing};
 
 /// An input kept on the GPU between timed launches: device memory, or pinned host memory
 /// mapped into the GPU. Holds `len` elements of 4 or 8 bytes (`elem_bytes`).
@@ -89,8 +62,7 @@ pub struct GroupingDigest {
 impl Runtime {
     /// Free and total device memory in bytes (`cuMemGetInfo`).
     pub fn memory_info(&self) -> Result<(u64, u64), LaunchError> {
-        let (free, total) = self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
-        Ok((free as u64, total as u64))
+        Ok(self.gpu.memory_info()?)
     }
 
     /// `len` 4-byte words of `kind` memory filled by repeating `pattern` (uploaded once,
@@ -183,7 +155,7 @@ impl Runtime {
             // SAFETY: `region` holds region.len >= n_words words and `sum` one u64; both
             // outlive the synchronisation in time_runs.
             |rt| unsafe {
-                rt.launch_sampling_passes(&function, region.buffer.dptr, sum.dptr, &passes)
+                rt.launch_sampling_passes(&function, region.buffer.dptr(), sum.dptr(), &passes)
             },
         )?;
         let mut out = [0u64];
@@ -236,21 +208,23 @@ impl Runtime {
         } else {
             None
         };
-        let spill_dptr = spill.as_ref().map(|spill| spill.dptr);
+        let spill_dptr = spill.as_ref().map(|spill| spill.dptr());
         let timing = self.time_runs(
             runs,
             // SAFETY: `table` holds `capacity` buckets and `counters` the counters; both
             // outlive the synchronisation in time_runs.
-            |rt| unsafe { rt.launch_grouping_init(&kernels, table.dptr, counters.dptr, &params) },
+            |rt| unsafe {
+                rt.launch_grouping_init(&kernels, table.dptr(), counters.dptr(), &params)
+            },
             // SAFETY: as in Runtime::grouping: `keys` holds n_keys keys and `spill`, when
             // there is one, room for n_keys; `table` holds `capacity` buckets; every buffer
             // outlives the synchronisation in time_runs.
             |rt| unsafe {
                 rt.launch_grouping_passes(
                     &kernels,
-                    keys.buffer.dptr,
-                    table.dptr,
-                    counters.dptr,
+                    keys.buffer.dptr(),
+                    table.dptr(),
+                    counters.dptr(),
                     spill_dptr,
                     &passes,
                 )
@@ -320,7 +294,7 @@ impl Runtime {
             // SAFETY: `input` and `dst` are separate device allocations of the input.len
             // cells of T (checked above and by stencil_launch) and outlive the sync in
             // time_runs.
-            |rt| unsafe { rt.launch_stencil(&function, input.buffer.dptr, dst.dptr, &shape) },
+            |rt| unsafe { rt.launch_stencil(&function, input.buffer.dptr(), dst.dptr(), &shape) },
         )?;
         let digest = self.digest_words(&dst, input.bytes() / 4)?;
         Ok((digest, timing))
@@ -334,8 +308,9 @@ impl Runtime {
         let sum = Buffer::allocate(MemoryKind::Device, 8)?;
         self.zero(&sum, 8)?;
         let blocks = self.identity().sm_count.max(1) * 4;
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&buffer.dptr).arg(&n_words).arg(&sum.dptr);
+        let mut launch = self.gpu.stream().launch_builder(&function);
+        let (src, dst) = (buffer.dptr(), sum.dptr());
+        launch.arg(&src).arg(&n_words).arg(&dst);
         // SAFETY: `buffer` holds at least n_words words (callers pass its size / 4) and
         // `sum` one u64; both outlive the read below, which synchronises.
         unsafe {
@@ -362,13 +337,13 @@ impl Runtime {
         let src = Buffer::allocate(MemoryKind::Device, n)?;
         let dst = Buffer::allocate(MemoryKind::Device, n)?;
         self.zero(&src, n)?;
-        let stream = self.stream.cu_stream();
+        let stream = self.gpu.stream().cu_stream();
         self.time_runs(
             runs,
             |_| Ok(()),
             |_| {
                 // SAFETY: both buffers hold n bytes and outlive the sync in time_runs.
-                unsafe { result::memcpy_dtod_async(dst.dptr, src.dptr, n, stream) }
+                unsafe { result::memcpy_dtod_async(dst.dptr(), src.dptr(), n, stream) }
                     .map_err(cuda("cuMemcpyDtoDAsync"))
             },
         )
@@ -382,32 +357,20 @@ impl Runtime {
         mut setup: impl FnMut(&Runtime) -> Result<(), LaunchError>,
         mut work: impl FnMut(&Runtime) -> Result<(), LaunchError>,
     ) -> Result<Timing, LaunchError> {
-        let mut runs_ms = Vec::with_capacity(runs);
-        let first_timed = usize::from(self.warmup);
-        for run in 0..runs + first_timed {
-            setup(self)?;
-            let start = self
-                .stream
-                .record_event(Some(CU_EVENT_DEFAULT))
-                .map_err(cuda("cuEventRecord"))?;
-            work(self)?;
-            let end = self
-                .stream
-                .record_event(Some(CU_EVENT_DEFAULT))
-                .map_err(cuda("cuEventRecord"))?;
-            end.synchronize().map_err(cuda("cuEventSynchronize"))?;
-            if run >= first_timed {
-                let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
-                runs_ms.push(f64::from(ms));
-            }
-        }
-        Ok(Timing { runs_ms })
+        let rt = &*self;
+        gpu::time_runs(
+            rt.gpu.stream(),
+            usize::from(rt.warmup),
+            runs,
+            || setup(rt),
+            || work(rt),
+        )
     }
 
     /// Zeroes the first `bytes` of `buffer` on the stream.
     fn zero(&self, buffer: &Buffer, bytes: usize) -> Result<(), LaunchError> {
         // SAFETY: `bytes` fits the allocation (every caller passes at most its size).
-        unsafe { result::memset_d8_async(buffer.dptr, 0, bytes, self.stream.cu_stream()) }
+        unsafe { result::memset_d8_async(buffer.dptr(), 0, bytes, self.gpu.stream().cu_stream()) }
             .map_err(cuda("cuMemsetD8Async"))
     }
 }
@@ -458,16 +421,6 @@ pub fn grouping_digest(buckets: &[GroupingBucket], sentinel_count: u64) -> Group
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timing_median_and_spread() {
-        let t = Timing {
-            runs_ms: vec![3.0, 1.0, 2.0, 5.0, 4.0],
-        };
-        assert_eq!(t.median_ms(), 3.0);
-        assert_eq!(t.spread_ms(), 4.0);
-        assert_eq!(Timing { runs_ms: vec![] }.spread_ms(), 0.0);
-    }
 
     #[test]
     fn grouping_digest_ignores_bucket_order() {

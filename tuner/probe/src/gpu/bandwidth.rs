@@ -11,14 +11,12 @@
 //! round trip are checked against the CPU.
 
 use super::{cuda, GpuError};
-use cudarc::driver::sys::{self, CUevent_flags::CU_EVENT_DEFAULT};
-use cudarc::driver::{result, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{result, CudaStream, LaunchConfig, PushKernelArg};
+use memtune::gpu::{Buffer, Context};
 use memtune_core::profile::Bandwidth;
-use memtune_core::DeviceIdentity;
-use memtune_kernels::{compile_ptx, random_access::word_hash, zero_copy};
+use memtune_core::{DeviceIdentity, MemoryKind};
+use memtune_kernels::{random_access::word_hash, zero_copy};
 use std::collections::BTreeMap;
-use std::ffi::c_void;
-use std::sync::Arc;
 
 /// Timed runs per measurement, after one warm-up.
 pub const TIMED_RUNS: usize = 5;
@@ -120,15 +118,6 @@ pub fn random_warp_expected(segment_sums: &[u64], warps: u64, steps: u32, seed: 
         .fold(0u64, u64::wrapping_add)
 }
 
-/// Median of `values` (the upper middle for an even count); NaN when empty.
-pub fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// One warm-up call of `run` (its time dropped) then [`TIMED_RUNS`] calls; the median of
 /// the times `run` returns.
 fn warm_median(mut run: impl FnMut() -> Result<f64, GpuError>) -> Result<f64, GpuError> {
@@ -136,114 +125,15 @@ fn warm_median(mut run: impl FnMut() -> Result<f64, GpuError>) -> Result<f64, Gp
     let times = (0..TIMED_RUNS)
         .map(|_| run())
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(median(times))
+    Ok(memtune::gpu::Timing { runs_ms: times }.median_ms())
 }
 
-/// Seconds `enqueue` takes on `stream`, timed with events; waits for it.
+/// Seconds `enqueue` takes on `stream` ([`memtune::gpu::time_ms`]).
 fn time_once(
     stream: &CudaStream,
-    what: &str,
     enqueue: impl FnOnce() -> Result<(), GpuError>,
 ) -> Result<f64, GpuError> {
-    let start = stream
-        .record_event(Some(CU_EVENT_DEFAULT))
-        .map_err(cuda("recording an event"))?;
-    enqueue()?;
-    let end = stream
-        .record_event(Some(CU_EVENT_DEFAULT))
-        .map_err(cuda("recording an event"))?;
-    end.synchronize()
-        .map_err(cuda(format!("waiting for {what}")))?;
-    let ms = start.elapsed_ms(&end).map_err(cuda("timing"))?;
-    Ok(f64::from(ms) / 1e3)
-}
-
-/// Page-locked host memory, optionally mapped into the GPU; freed on drop.
-struct Pinned {
-    host: *mut c_void,
-    bytes: usize,
-    /// The device-visible address (0 when not mapped).
-    dptr: u64,
-}
-
-impl Pinned {
-    fn allocate(bytes: u64, mapped: bool) -> Result<Pinned, GpuError> {
-        let err = |source| GpuError::Allocation {
-            kind: memtune_core::MemoryKind::Pinned,
-            bytes,
-            source,
-        };
-        let flags = if mapped {
-            sys::CU_MEMHOSTALLOC_DEVICEMAP
-        } else {
-            0
-        };
-        // SAFETY: the pointer is owned by this value and freed once in Drop.
-        let host = unsafe { result::malloc_host(bytes as usize, flags) }.map_err(err)?;
-        let mut p = Pinned {
-            host,
-            bytes: bytes as usize,
-            dptr: 0,
-        };
-        if mapped {
-            // SAFETY: `host` is a live DEVICEMAP allocation.
-            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut p.dptr, host, 0).result() }
-                .map_err(cuda("cuMemHostGetDevicePointer"))?;
-        }
-        Ok(p)
-    }
-
-    fn words_mut(&mut self) -> &mut [u32] {
-        // SAFETY: page-aligned allocation of `bytes` bytes, owned exclusively by `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.host.cast::<u32>(), self.bytes / 4) }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: as above; read only while no copy into it is in flight (callers sync).
-        unsafe { std::slice::from_raw_parts(self.host.cast::<u8>(), self.bytes) }
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above.
-        unsafe { std::slice::from_raw_parts_mut(self.host.cast::<u8>(), self.bytes) }
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        // SAFETY: allocated by cuMemHostAlloc, freed once; errors cannot be reported here.
-        unsafe {
-            let _ = result::free_host(self.host);
-        }
-    }
-}
-
-/// A plain device allocation; freed on drop.
-struct Device {
-    dptr: u64,
-}
-
-impl Device {
-    fn allocate(bytes: u64) -> Result<Device, GpuError> {
-        // SAFETY: owned by this value and freed once in Drop.
-        let dptr = unsafe { result::malloc_sync(bytes as usize) }.map_err(|source| {
-            GpuError::Allocation {
-                kind: memtune_core::MemoryKind::Device,
-                bytes,
-                source,
-            }
-        })?;
-        Ok(Device { dptr })
-    }
-}
-
-impl Drop for Device {
-    fn drop(&mut self) {
-        // SAFETY: allocated by cuMemAlloc, freed once; errors cannot be reported here.
-        unsafe {
-            let _ = result::free_sync(self.dptr);
-        }
-    }
+    Ok(memtune::gpu::time_ms(stream, enqueue)? / 1e3)
 }
 
 /// Measures the bandwidth section on GPU `ordinal` (its primary context), with the sizes of
@@ -257,44 +147,29 @@ pub fn measure(
 ) -> Result<Bandwidth, GpuError> {
     let sizes = Sizes::new(quick);
     // Declared first so that it outlives (is dropped after) every buffer below.
-    let ctx: Arc<CudaContext> =
-        CudaContext::new(ordinal).map_err(cuda("creating a CUDA context"))?;
-    ctx.bind_to_thread().map_err(cuda("binding the context"))?;
-    let stream = ctx.default_stream();
+    let mut gpu = Context::with_identity(ordinal, identity.clone())?;
+    let stream = gpu.stream().clone();
     let cu_stream = stream.cu_stream();
-
-    let arch = format!(
-        "sm_{}{}",
-        identity.compute_capability.major, identity.compute_capability.minor
-    );
-    let ptx = compile_ptx(&zero_copy::SOURCE, &arch, &[])?;
-    let module = ctx
-        .load_module(ptx.to_cudarc())
-        .map_err(cuda("loading zero_copy.cu"))?;
-    let function = |name: &str| -> Result<CudaFunction, GpuError> {
-        module
-            .load_function(name)
-            .map_err(cuda(format!("finding {name}")))
-    };
-    let grid_stride = function(zero_copy::GRID_STRIDE)?;
-    let block_stride = function(zero_copy::BLOCK_STRIDE)?;
-    let random_warp = function(zero_copy::RANDOM_WARP)?;
+    let grid_stride = gpu.function(&zero_copy::SOURCE, &[], zero_copy::GRID_STRIDE)?;
+    let block_stride = gpu.function(&zero_copy::SOURCE, &[], zero_copy::BLOCK_STRIDE)?;
+    let random_warp = gpu.function(&zero_copy::SOURCE, &[], zero_copy::RANDOM_WARP)?;
 
     // Host data: word_hash of the index, with per-segment sums for the checks.
-    let mut host = Pinned::allocate(sizes.pinned, true)?;
-    let segment_sums = fill_and_segment_sums(host.words_mut());
+    let mut host = Buffer::allocate(MemoryKind::Pinned, sizes.pinned as usize)?;
+    let segment_sums = fill_and_segment_sums(host_words(&mut host)?);
     let total_sum = segment_sums.iter().copied().fold(0u64, u64::wrapping_add);
-    let mut back = Pinned::allocate(sizes.pinned, false)?;
-    back.bytes_mut().fill(0);
-    let src = Device::allocate(sizes.device)?;
-    let dst = Device::allocate(sizes.device)?;
+    let mut back = Buffer::staging(sizes.pinned as usize)?;
+    host_bytes_mut(&mut back)?.fill(0);
+    let src = Buffer::allocate(MemoryKind::Device, sizes.device as usize)?;
+    let dst = Buffer::allocate(MemoryKind::Device, sizes.device as usize)?;
+    let host_view = host.host_bytes().unwrap_or_default();
     let pinned = sizes.pinned as usize;
 
     // Host to device: into the start of `src`.
     let h2d = warm_median(|| {
-        time_once(&stream, "the host-to-device copy", || {
+        time_once(&stream, || {
             // SAFETY: `host` holds `pinned` bytes, `src` at least as many.
-            unsafe { result::memcpy_htod_async(src.dptr, host.bytes(), cu_stream) }
+            unsafe { result::memcpy_htod_async(src.dptr(), host_view, cu_stream) }
                 .map_err(cuda("cuMemcpyHtoDAsync"))
         })
     })?;
@@ -303,17 +178,17 @@ pub fn measure(
     while offset < sizes.device {
         let n = (sizes.device - offset).min(sizes.pinned) as usize;
         // SAFETY: [offset, offset + n) lies inside `src`; n <= pinned bytes.
-        unsafe { result::memcpy_htod_async(src.dptr + offset, &host.bytes()[..n], cu_stream) }
+        unsafe { result::memcpy_htod_async(src.dptr() + offset, &host_view[..n], cu_stream) }
             .map_err(cuda("cuMemcpyHtoDAsync"))?;
         offset += n as u64;
     }
 
     // Device to device: all of `src` into `dst`.
     let d2d = warm_median(|| {
-        time_once(&stream, "the device-to-device copy", || {
+        time_once(&stream, || {
             // SAFETY: both buffers hold `sizes.device` bytes.
             unsafe {
-                result::memcpy_dtod_async(dst.dptr, src.dptr, sizes.device as usize, cu_stream)
+                result::memcpy_dtod_async(dst.dptr(), src.dptr(), sizes.device as usize, cu_stream)
             }
             .map_err(cuda("cuMemcpyDtoDAsync"))
         })
@@ -321,16 +196,16 @@ pub fn measure(
 
     // Device to host: the start of `dst` into `back`; then the round trip is checked.
     let d2h = warm_median(|| {
-        time_once(&stream, "the device-to-host copy", || {
+        time_once(&stream, || {
             // SAFETY: `back` holds `pinned` bytes, `dst` at least as many.
-            unsafe { result::memcpy_dtoh_async(back.bytes_mut(), dst.dptr, cu_stream) }
+            unsafe { result::memcpy_dtoh_async(host_bytes_mut(&mut back)?, dst.dptr(), cu_stream) }
                 .map_err(cuda("cuMemcpyDtoHAsync"))
         })
     })?;
     stream
         .synchronize()
         .map_err(cuda("waiting for the copies"))?;
-    if back.bytes()[..pinned] != host.bytes()[..pinned] {
+    if back.host_bytes().map(|b| &b[..pinned]) != Some(&host_view[..pinned]) {
         return Err(GpuError::Check(
             "host -> device -> device -> host round trip changed the data".into(),
         ));
@@ -351,6 +226,7 @@ pub fn measure(
     let mut sum = stream
         .alloc_zeros::<u64>(1)
         .map_err(cuda("allocating the sum"))?;
+    let host_dptr = host.dptr();
     let mut zero_copy_read = BTreeMap::new();
     for (key, function, bytes, expected) in [
         ("grid_stride", &grid_stride, sizes.pinned, total_sum),
@@ -366,9 +242,9 @@ pub fn measure(
             stream
                 .memset_zeros(&mut sum)
                 .map_err(cuda("zeroing the sum"))?;
-            let t = time_once(&stream, key, || {
+            let t = time_once(&stream, || {
                 let mut launch = stream.launch_builder(function);
-                launch.arg(&host.dptr);
+                launch.arg(&host_dptr);
                 if key == "random_warp" {
                     launch.arg(&n_segments).arg(&steps).arg(&RANDOM_WARP_SEED);
                 } else {
@@ -392,6 +268,8 @@ pub fn measure(
         zero_copy_read.insert(key.to_string(), bytes as f64 / seconds);
     }
 
+    drop((host, back, src, dst));
+    drop(gpu);
     Ok(Bandwidth {
         device_to_device: dtod_bytes_moved(sizes.device) as f64 / d2d,
         host_to_device: sizes.pinned as f64 / h2d,
@@ -475,13 +353,6 @@ mod tests {
     }
 
     #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
-        assert!(median(vec![]).is_nan());
-    }
-
-    #[test]
     fn warm_median_drops_the_warm_up() {
         let mut calls = 0;
         let m = warm_median(|| {
@@ -499,4 +370,14 @@ mod tests {
         let words = (512u64 << 20) / 4;
         assert!(words.checked_mul(u64::from(u32::MAX)).is_some());
     }
+}
+
+fn host_words(b: &mut Buffer) -> Result<&mut [u32], GpuError> {
+    b.host_words_mut()
+        .ok_or_else(|| GpuError::Check("pinned buffer without a host view".into()))
+}
+
+fn host_bytes_mut(b: &mut Buffer) -> Result<&mut [u8], GpuError> {
+    b.host_bytes_mut()
+        .ok_or_else(|| GpuError::Check("pinned buffer without a host view".into()))
 }

@@ -2,7 +2,7 @@
 //! (`ld.global.cg`, the TLB probe's chase), the constant cache and shared memory. One
 //! thread walks; the others of its block return at once.
 
-use super::memory::Buffer;
+use memtune::gpu::Buffer;
 use super::{cuda, timed_steps, Gpu, GpuError, MAX_CACHE_CHASE_ELEMENTS};
 use crate::{Carveout, LoadPath};
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
@@ -52,17 +52,11 @@ impl Gpu {
     /// Device memory of at least `bytes` for cache chases, grown on demand.
     fn cache_buffer(&mut self, bytes: u64) -> Result<u64, GpuError> {
         match &self.cache_buffer {
-            Some((b, size)) if *size >= bytes => Ok(b.dptr),
+            Some((b, size)) if *size >= bytes => Ok(b.dptr()),
             _ => {
                 self.cache_buffer = None;
-                let b = Buffer::allocate(MemoryKind::Device, bytes).map_err(|source| {
-                    GpuError::Allocation {
-                        kind: MemoryKind::Device,
-                        bytes,
-                        source,
-                    }
-                })?;
-                let dptr = b.dptr;
+                let b = Buffer::allocate(MemoryKind::Device, bytes as usize)?;
+                let dptr = b.dptr();
                 self.cache_buffer = Some((b, bytes));
                 Ok(dptr)
             }

@@ -3,22 +3,19 @@
 
 pub mod bandwidth;
 mod caches;
-mod memory;
+mod random;
 pub mod staging;
 mod system;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
+    CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig,
     PushKernelArg,
 };
-use memory::Buffer;
-use memtune::launch::{sampling_grid, sampling_threads};
-use memtune_core::profile::{RANDOM_ATOMIC_THREADS_PER_SM, RANDOM_ATOMIC_UPDATES_PER_THREAD};
+use memtune::gpu::{Buffer, Context};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::params::SamplingParams;
-use memtune_kernels::random_access::word_hash;
 use memtune_kernels::{
-    cache_chase, compile_ptx, pointer_chase, random_access, reference, KernelSource,
+    cache_chase, pointer_chase, random_access,
 };
 use std::sync::Arc;
 
@@ -40,6 +37,26 @@ pub enum GpuError {
     },
     #[error("{0}")]
     Check(String),
+}
+
+impl From<memtune::gpu::Error> for GpuError {
+    fn from(e: memtune::gpu::Error) -> GpuError {
+        use memtune::gpu::Error as E;
+        match e {
+            E::Cuda { what, source } => GpuError::Cuda { what, source },
+            E::Allocation {
+                kind,
+                bytes,
+                source,
+            } => GpuError::Allocation {
+                kind,
+                bytes,
+                source,
+            },
+            E::Compile(c) => GpuError::Compile(c),
+            other => GpuError::Check(other.to_string()),
+        }
+    }
 }
 
 fn cuda(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
@@ -127,6 +144,8 @@ pub struct Gpu {
     /// Device memory for cache chases, kept apart from the TLB buffer (which is sized to
     /// most of the GPU and would be reallocated on every switch of kind).
     cache_buffer: Option<(Buffer, u64)>,
+    /// The context; declared last so it outlives the buffers above when dropped.
+    _gpu: Context,
 }
 
 fn kind_index(kind: MemoryKind) -> usize {
@@ -156,41 +175,23 @@ impl Gpu {
         identity: DeviceIdentity,
         bounds: &Bounds,
     ) -> Result<Gpu, GpuError> {
-        let ctx = CudaContext::new(ordinal).map_err(cuda("creating a CUDA context"))?;
-        let stream = ctx.default_stream();
-        let arch = format!(
-            "sm_{}{}",
-            identity.compute_capability.major, identity.compute_capability.minor
-        );
-        let load_module = |src: &KernelSource| -> Result<Arc<CudaModule>, GpuError> {
-            let ptx = compile_ptx(src, &arch, &[])?;
-            ctx.load_module(ptx.to_cudarc())
-                .map_err(cuda(format!("loading {}", src.name)))
-        };
-        let load = |src: &KernelSource| -> Result<Vec<CudaFunction>, GpuError> {
-            let module = load_module(src)?;
-            src.entries
-                .iter()
-                .map(|n| {
-                    module
-                        .load_function(n)
-                        .map_err(cuda(format!("finding {n}")))
-                })
-                .collect()
-        };
+        let mut gpu = Context::with_identity(ordinal, identity.clone())?;
+        let stream = gpu.stream().clone();
         // Entries come in the order the kernel sources list them.
-        let [chase_init, chase, chase_pair]: [CudaFunction; 3] = load(&pointer_chase::SOURCE)?
+        let [chase_init, chase, chase_pair]: [CudaFunction; 3] = gpu
+            .functions(&pointer_chase::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("pointer_chase.cu entry list changed".into()))?;
-        let [fill, atomic, sum_words]: [CudaFunction; 3] = load(&random_access::SOURCE)?
+        let [fill, atomic, sum_words]: [CudaFunction; 3] = gpu
+            .functions(&random_access::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("random_access.cu entry list changed".into()))?;
-        let [sampling]: [CudaFunction; 1] = load(&memtune_kernels::sampling::SOURCE)?
+        let [sampling]: [CudaFunction; 1] = gpu
+            .functions(&memtune_kernels::sampling::SOURCE)?
             .try_into()
             .map_err(|_| GpuError::Check("sampling.cu entry list changed".into()))?;
-        let cache = caches::CacheKernels::load(load_module(&cache_chase::SOURCE)?)?;
-        let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
-        let free = free as u64;
+        let cache = caches::CacheKernels::load(gpu.module(&cache_chase::SOURCE, &[])?)?;
+        let (free, _total) = gpu.memory_info()?;
         let round = |b: u64| b / MIB2 * MIB2;
         let pick =
             |bound: Option<u64>, default: u64| round(bound.map_or(default, |b| b.min(default)));
@@ -221,6 +222,7 @@ impl Gpu {
             out,
             cache,
             cache_buffer: None,
+            _gpu: gpu,
         })
     }
 
@@ -240,18 +242,14 @@ impl Gpu {
                 "{bytes} bytes of {kind} memory asked for, over the probe's limit of {limit}"
             )));
         }
-        let current = self.buffer.as_ref().map(|b| b.kind_matches(kind));
+        let current = self.buffer.as_ref().map(|b| b.kind() == kind);
         if current != Some(true) {
             self.buffer = None; // free the previous kind's memory first
             self.filled_words = 0;
-            let b = Buffer::allocate(kind, limit).map_err(|source| GpuError::Allocation {
-                kind,
-                bytes: limit,
-                source,
-            })?;
+            let b = Buffer::allocate(kind, limit as usize)?;
             self.buffer = Some(b);
         }
-        Ok(self.buffer.as_ref().map_or(0, |b| b.dptr))
+        Ok(self.buffer.as_ref().map_or(0, |b| b.dptr()))
     }
 
     /// Frees the memory held for probing.
@@ -391,254 +389,4 @@ impl Gpu {
         )?;
         Ok(out[0] as f64 / f64::from(timed_steps(kind)))
     }
-
-    /// `kind`'s buffer, at least `region` bytes, with every word filled by
-    /// `memtune_fill_words` (once per buffer), so the CPU can recompute sums of its words.
-    fn filled_buffer(&mut self, kind: MemoryKind, region: u64) -> Result<u64, GpuError> {
-        let limit = self.max_footprint(kind);
-        let base = self.buffer(kind, region)?;
-        let all_words = limit / 4;
-        if self.filled_words != all_words {
-            let mut fill = self.stream.launch_builder(&self.kernels.fill);
-            fill.arg(&base).arg(&all_words);
-            let blocks = self.identity.sm_count.max(1) * 8;
-            // SAFETY: writes `all_words` words, the whole buffer.
-            unsafe {
-                fill.launch(LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                })
-            }
-            .map_err(cuda("launching memtune_fill_words"))?;
-            self.filled_words = all_words;
-        }
-        Ok(base)
-    }
-
-    /// Random-sampling throughput (reads/s) over the first `region` bytes of `kind`, measured
-    /// with the sampling kernel that scoped runs launch (`memtune_sampling`, unscoped, on
-    /// the runtime's grid), so the curve prices the reads those runs make: median of three
-    /// timed launches after a warm-up, the sum checked against the CPU once.
-    pub fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        let n_words = region / 4;
-        let params = sampling_params(region, sampling_reads(kind), 0..n_words)?;
-        let seconds = self.time_sampling(kind, region, params)?;
-        Ok(self.draws(&params) / seconds)
-    }
-
-    /// What drawing a position and skipping it costs against reading it, both through the
-    /// sampling kernel, over the same `region` bytes of `kind`: seconds per draw of a pass
-    /// that reads only the first 1/[`DRAW_SCOPE_SHARE`] of the region (device memory; one
-    /// word elsewhere, where a few zero-copy reads would cost more than the draws being
-    /// priced), over seconds per read of an unscoped pass.
-    pub fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        let n_words = region / 4;
-        // Device memory: the seed's 1024 reads a thread, and a 1/32 scope. Zero-copy reads are
-        // slow: the draws alone (a one-word scope, which a draw hits about once in a launch)
-        // with 1024 a thread, which outlast the launch overhead and keep the CPU's replay of
-        // the sum well under a second.
-        let (full, sparse) = if kind == MemoryKind::Device {
-            (
-                sampling_params(region, 1024, 0..n_words)?,
-                sampling_params(region, 1024, 0..(n_words / DRAW_SCOPE_SHARE).max(1))?,
-            )
-        } else {
-            (
-                sampling_params(region, sampling_reads(kind), 0..n_words)?,
-                sampling_params(region, 1024, 0..1)?,
-            )
-        };
-        let read_s = self.time_sampling(kind, region, full)? / self.draws(&full);
-        let draw_s = self.time_sampling(kind, region, sparse)? / self.draws(&sparse);
-        Ok(draw_s / read_s)
-    }
-
-    /// Draws of one sampling launch with `params` (every thread's, in scope or not).
-    fn draws(&self, params: &SamplingParams) -> f64 {
-        (sampling_threads(self.identity.sm_count) * u64::from(params.reads_per_thread)) as f64
-    }
-
-    /// Seconds of one `memtune_sampling` launch with `params` over the first `region` bytes
-    /// of `kind` (filled by `memtune_fill_words`), on the runtime's grid: median of three
-    /// after a warm-up whose sum must equal the CPU's replay.
-    fn time_sampling(
-        &mut self,
-        kind: MemoryKind,
-        region: u64,
-        params: SamplingParams,
-    ) -> Result<f64, GpuError> {
-        let base = self.filled_buffer(kind, region)?;
-        let (blocks, block) = sampling_grid(self.identity.sm_count);
-        let threads = sampling_threads(self.identity.sm_count);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let sampling = &self.kernels.sampling;
-        time_summing_launches(
-            &self.stream,
-            &mut |stream, sum| {
-                let mut launch = stream.launch_builder(sampling);
-                launch.arg(&base).arg(sum).arg(&params);
-                // SAFETY: reads positions below n_words of the filled buffer, inside the
-                // scope; `sum` is one word.
-                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_sampling"))?;
-                Ok(())
-            },
-            &|got| {
-                let want = reference::sampling::pass_sum(&params, threads, word_hash);
-                if got == want {
-                    Ok(())
-                } else {
-                    Err(GpuError::Check(format!(
-                        "sampling {region} bytes of {kind} memory, words {}..{}, summed {got}, the CPU reference {want}",
-                        params.scope_begin, params.scope_end
-                    )))
-                }
-            },
-        )
-    }
-
-    /// Random atomic increments per second over the first `region` bytes of device or pinned
-    /// memory (a hash table lives in either; managed memory is refused): `memtune_random_atomic` on the
-    /// grid of `random_access` (1024 threads per SM, 64 updates each, as the profile's
-    /// `RANDOM_ATOMIC_*` constants say), timed as `random_access` is (a warm-up,
-    /// then the median of three launches). The region is zeroed first; after the warm-up the
-    /// sum of its words must be exactly one per draw, or the measurement fails. The atomics
-    /// overwrite the sampling fill, which `random_access` then writes again.
-    ///
-    /// Estimated cost on an H200, not yet measured (132 SMs: 135 168 threads, 8.65 M atomics a launch): four launches
-    /// of about 0.2 to 1 ms (atomics run at L2 at tens of G/s, a few G/s where they contend on
-    /// a few words or miss to DRAM) plus zeroing and summing the region at memory bandwidth
-    /// (about 60 ms at 100 GiB); the probe's regions, doubling from 64 KiB to about 110 GiB,
-    /// take about 0.25 s together. Pinned memory's (measured, session 6): atomics at 0.4 G/s
-    /// to 512 MiB and 0.04-0.11 G/s beyond, across the host link; the full probe took 38-44 s
-    /// with them, against 33-37 s without.
-    pub fn random_atomic(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
-        if kind == MemoryKind::Managed {
-            return Err(GpuError::Check(
-                "random atomics are measured on device and pinned memory, not managed".to_string(),
-            ));
-        }
-        let base = self.buffer(kind, region)?;
-        self.filled_words = 0;
-        let n_words = region / 4;
-        if n_words == 0 {
-            return Err(GpuError::Check(format!(
-                "random atomics over {region} bytes: the region holds no 4-byte word"
-            )));
-        }
-        // SAFETY: the buffer holds at least `region` bytes (checked by `buffer`).
-        unsafe {
-            cudarc::driver::result::memset_d8_async(
-                base,
-                0,
-                region as usize,
-                self.stream.cu_stream(),
-            )
-        }
-        .map_err(cuda("zeroing the atomic region"))?;
-        // The launch shape the profile documents: the planner compares a workload's
-        // updates per word with this launch's.
-        let reads = RANDOM_ATOMIC_UPDATES_PER_THREAD;
-        let blocks = self.identity.sm_count.max(1) * (RANDOM_ATOMIC_THREADS_PER_SM / 256);
-        let threads = u64::from(blocks) * 256;
-        let seed = 0x5eed_u64 ^ region;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let (atomic, sum_words, stream) =
-            (&self.kernels.atomic, &self.kernels.sum_words, &self.stream);
-        let median_s = time_summing_launches(
-            stream,
-            &mut |stream, _sum| {
-                let mut launch = stream.launch_builder(atomic);
-                launch.arg(&base).arg(&n_words).arg(&reads).arg(&seed);
-                // SAFETY: increments positions < n_words of the buffer.
-                unsafe { launch.launch(cfg) }.map_err(cuda("launching memtune_random_atomic"))?;
-                Ok(())
-            },
-            // The atomic kernel adds nothing to the launch's sum: the check sums the words.
-            &|_| {
-                let got = sum_region(stream, sum_words, base, n_words, blocks)?;
-                let want = random_access::atomic_increments(threads, reads);
-                if got == want {
-                    Ok(())
-                } else {
-                    Err(GpuError::Check(format!(
-                        "random atomics over {region} bytes of {kind} memory: the words sum to {got} after one launch, not {want} (one per draw)"
-                    )))
-                }
-            },
-        )?;
-        Ok((threads * u64::from(reads)) as f64 / median_s)
-    }
-}
-
-/// The sum of `n_words` 4-byte words at `base`, through `memtune_sum_words`.
-fn sum_region(
-    stream: &Arc<CudaStream>,
-    sum_words: &CudaFunction,
-    base: u64,
-    n_words: u64,
-    blocks: u32,
-) -> Result<u64, GpuError> {
-    let mut sum = stream
-        .alloc_zeros::<u64>(1)
-        .map_err(cuda("allocating the word sum"))?;
-    let mut launch = stream.launch_builder(sum_words);
-    launch.arg(&base).arg(&n_words).arg(&mut sum);
-    // SAFETY: reads n_words words from base, inside the buffer; `sum` is one word.
-    unsafe {
-        launch.launch(LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        })
-    }
-    .map_err(cuda("launching memtune_sum_words"))?;
-    Ok(stream
-        .clone_dtoh(&sum)
-        .map_err(cuda("reading the word sum"))?[0])
-}
-
-/// Launches a summing kernel on the stream, adding into the given one-word buffer.
-type SumLaunch<'a> = dyn FnMut(&Arc<CudaStream>, &mut CudaSlice<u64>) -> Result<(), GpuError> + 'a;
-
-/// Times a kernel that adds into one `u64`: a warm-up launch whose sum `check` verifies, then
-/// three launches timed with events; returns the median in seconds.
-fn time_summing_launches(
-    stream: &Arc<CudaStream>,
-    launch: &mut SumLaunch<'_>,
-    check: &dyn Fn(u64) -> Result<(), GpuError>,
-) -> Result<f64, GpuError> {
-    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut sum = stream
-        .alloc_zeros::<u64>(1)
-        .map_err(cuda("allocating the sum"))?;
-    let mut times = Vec::new();
-    for run in 0..4 {
-        stream
-            .memset_zeros(&mut sum)
-            .map_err(cuda("zeroing the sum"))?;
-        let start = stream
-            .record_event(timing)
-            .map_err(cuda("recording an event"))?;
-        launch(stream, &mut sum)?;
-        let end = stream
-            .record_event(timing)
-            .map_err(cuda("recording an event"))?;
-        end.synchronize().map_err(cuda("waiting for the launch"))?;
-        if run == 0 {
-            check(stream.clone_dtoh(&sum).map_err(cuda("reading the sum"))?[0])?;
-            continue; // the warm-up run
-        }
-        times.push(f64::from(start.elapsed_ms(&end).map_err(cuda("timing"))?));
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2] / 1e3)
 }

@@ -1,0 +1,52 @@
+//! The GPU foundation every GPU path of memtune stands on: the probe, the benchmarks, the
+//! tuned launches and the autotuner.
+//!
+//! - [`Context`]: one GPU opened by ordinal (its identity, primary context, default stream
+//!   and architecture) with a cache of NVRTC-compiled modules keyed by source and defines;
+//! - [`Buffer`]: one allocation of device, pinned (mapped or not) or managed memory, freed
+//!   on drop;
+//! - [`time_ms`] and [`time_runs`]: CUDA-event timing after a sync, with [`Timing`]'s median
+//!   and spread.
+//!
+//! Every CUDA call is checked; a failure names the call ([`Error`]).
+
+mod buffer;
+mod context;
+mod timer;
+
+pub use buffer::Buffer;
+pub use context::Context;
+pub use timer::{time_ms, time_runs, Timing};
+
+use cudarc::driver::DriverError;
+use memtune_core::MemoryKind;
+
+/// Why a GPU call of the foundation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{what} failed: {source:?}")]
+    Cuda {
+        what: String,
+        #[source]
+        source: DriverError,
+    },
+    #[error("allocating {bytes} bytes of {kind} memory failed: {source:?}")]
+    Allocation {
+        kind: MemoryKind,
+        bytes: u64,
+        #[source]
+        source: DriverError,
+    },
+    #[error("{needed} bytes of device memory are needed, only {free} are free")]
+    OutOfMemory { needed: u64, free: u64 },
+    #[error(transparent)]
+    Compile(#[from] memtune_kernels::CompileError),
+    #[error(transparent)]
+    Device(#[from] crate::device::DeviceError),
+}
+
+/// Maps a driver error to [`Error::Cuda`] naming `what` was called.
+pub fn cuda(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+    let what = what.into();
+    move |source| Error::Cuda { what, source }
+}
