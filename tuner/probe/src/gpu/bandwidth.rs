@@ -278,6 +278,16 @@ pub fn measure(
     })
 }
 
+fn host_words(b: &mut Buffer) -> Result<&mut [u32], GpuError> {
+    b.host_words_mut()
+        .ok_or_else(|| GpuError::Check("pinned buffer without a host view".into()))
+}
+
+fn host_bytes_mut(b: &mut Buffer) -> Result<&mut [u8], GpuError> {
+    b.host_bytes_mut()
+        .ok_or_else(|| GpuError::Check("pinned buffer without a host view".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,14 +380,4 @@ mod tests {
         let words = (512u64 << 20) / 4;
         assert!(words.checked_mul(u64::from(u32::MAX)).is_some());
     }
-}
-
-fn host_words(b: &mut Buffer) -> Result<&mut [u32], GpuError> {
-    b.host_words_mut()
-        .ok_or_else(|| GpuError::Check("pinned buffer without a host view".into()))
-}
-
-fn host_bytes_mut(b: &mut Buffer) -> Result<&mut [u8], GpuError> {
-    b.host_bytes_mut()
-        .ok_or_else(|| GpuError::Check("pinned buffer without a host view".into()))
 }
