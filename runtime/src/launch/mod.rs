@@ -89,7 +89,11 @@ impl Runtime {
     /// without one gets an error, not a panic), a context and its default stream.
     pub fn open(ordinal: usize) -> Result<Runtime, LaunchError> {
         Ok(Runtime {
-            gpu: Context::open(ordinal)?,
+            gpu: Context::open(ordinal).map_err(|e| match e {
+                // No driver or no such GPU: the error callers map to "no GPU".
+                crate::gpu::Error::Device(d) => LaunchError::Device(d),
+                other => LaunchError::Gpu(other),
+            })?,
             warmup: true,
         })
     }
