@@ -29,8 +29,8 @@ use sweep::{Check, Row};
 /// Timed runs after the warm-up.
 const RUNS: usize = 5;
 /// Rounds of [`RUNS`] for sampling: its zero-copy configurations differ by a few percent,
-/// as much as one configuration's time wandered over seconds on an H200 (2-5%, session 5's
-/// zero-copy exploration), so every configuration is timed once a round, in turn.
+/// as much as one configuration's time wanders over seconds on an H200 (2-5%), so every
+/// configuration is timed once a round, in turn.
 const SAMPLING_ROUNDS: usize = 2;
 /// Bytes of the device-to-device copy that gives the reference bandwidth.
 const COPY_BYTES: u64 = 1 << 30;
@@ -54,6 +54,14 @@ pub struct BenchArgs {
     /// A few sizes only (a short smoke run).
     #[arg(long)]
     pub quick: bool,
+    /// Run these sizes instead of the default lists: sampling regions, grouping tables
+    /// (e.g. `--sizes 3GiB,12GiB,24GiB`); sizes that do not fit the memory are skipped
+    /// with a note. Stencil ignores it.
+    #[arg(long, value_delimiter = ',', value_parser = crate::cli::size::parse, value_name = "SIZES")]
+    pub sizes: Option<Vec<u64>>,
+    /// Only this memory kind (device or pinned) for sampling regions and grouping tables.
+    #[arg(long, value_name = "KIND")]
+    pub memory: Option<MemoryKind>,
     /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -112,8 +120,8 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
     let mut reports = Vec::new();
     for w in which {
         let report = match w {
-            Workload::Sampling => bench_sampling(&mut rt, &profile, args.quick, &note),
-            Workload::Grouping => bench_grouping(&mut rt, &profile, args.quick, &note),
+            Workload::Sampling => bench_sampling(&mut rt, &profile, &Pick::of(args), &note),
+            Workload::Grouping => bench_grouping(&mut rt, &profile, &Pick::of(args), &note),
             _ => bench_stencil(&mut rt, &profile, args.quick, copy_gbs, &note),
         }
         .map_err(launch_error)?;
@@ -130,6 +138,7 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
                 "command": command.join(" "),
                 "date": date,
                 "quick": args.quick,
+                "sizes": args.sizes,
                 "device": {"name": id.name, "uuid": id.uuid, "sm_count": id.sm_count},
                 "profile": {"uuid": profile.device.uuid, "name": profile.device.name,
                             "digest": profile.digest, "source": source,
@@ -229,21 +238,80 @@ fn host_memory_bytes() -> u64 {
         .map_or(16 << 30, |kib| kib * 1024)
 }
 
+/// Which sizes and memory kinds a run takes (`--quick`, `--sizes`, `--memory`).
+struct Pick<'a> {
+    quick: bool,
+    sizes: Option<&'a [u64]>,
+    memory: Option<MemoryKind>,
+}
+
+impl<'a> Pick<'a> {
+    fn of(args: &'a BenchArgs) -> Pick<'a> {
+        Pick {
+            quick: args.quick,
+            sizes: args.sizes.as_deref(),
+            memory: args.memory,
+        }
+    }
+
+    fn wants(&self, kind: MemoryKind) -> bool {
+        self.memory.is_none_or(|m| m == kind)
+    }
+
+    /// `--sizes` up to `limit` bytes, or `default` without `--sizes`.
+    fn sizes(&self, limit: u64, note: &dyn Fn(&str), default: Vec<u64>) -> Vec<u64> {
+        let Some(sizes) = self.sizes else {
+            return default;
+        };
+        sizes
+            .iter()
+            .copied()
+            .filter(|&s| {
+                let fits = s >= 4 && s <= limit;
+                if !fits {
+                    note(&format!(
+                        "skipped {}: outside 4 bytes..{} for this memory",
+                        sweep::bytes(s),
+                        sweep::bytes(limit)
+                    ));
+                }
+                fits
+            })
+            .collect()
+    }
+}
+
 fn bench_sampling(
     rt: &mut Runtime,
     profile: &Profile,
-    quick: bool,
+    pick: &Pick,
     note: &dyn Fn(&str),
 ) -> Result<Report, LaunchError> {
+    let quick = pick.quick;
     let (free, _) = rt.memory_info()?;
     let pattern = random_words(16 << 20, 0x5a3b);
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     let uuid = rt.identity().uuid.clone();
     for memory in [MemoryKind::Device, MemoryKind::Pinned] {
-        let cases = match memory {
-            MemoryKind::Device => sweep::sampling_device_cases(free, quick),
-            _ => sweep::sampling_pinned_sizes(host_memory_bytes(), quick)
+        if !pick.wants(memory) {
+            continue;
+        }
+        let cases: Vec<(u64, u32)> = match (memory, pick.sizes) {
+            (MemoryKind::Device, None) => sweep::sampling_device_cases(free, quick),
+            (MemoryKind::Device, Some(_)) => {
+                let sizes = pick.sizes(free / 10 * 8, note, Vec::new());
+                [sweep::sampling_reads(false), 64]
+                    .iter()
+                    .flat_map(|&r| sizes.iter().map(move |&s| (s, r)))
+                    .collect()
+            }
+            _ => pick
+                .sizes(
+                    host_memory_bytes() / 4,
+                    note,
+                    sweep::sampling_pinned_sizes(host_memory_bytes(), quick),
+                )
                 .into_iter()
                 .map(|s| (s, sweep::sampling_reads(true)))
                 .collect(),
@@ -297,18 +365,32 @@ fn bench_sampling(
 fn bench_grouping(
     rt: &mut Runtime,
     profile: &Profile,
-    quick: bool,
+    pick: &Pick,
     note: &dyn Fn(&str),
 ) -> Result<Report, LaunchError> {
+    let quick = pick.quick;
     let (free, _) = rt.memory_info()?;
     let uuid = rt.identity().uuid.clone();
     let mut rows = Vec::new();
     let mut errors = Vec::new();
-    let device_tables = sweep::grouping_table_sizes(free, quick)
+    let device_tables = pick
+        .sizes(
+            free / 10 * 7,
+            note,
+            sweep::grouping_table_sizes(free, quick),
+        )
         .into_iter()
+        .filter(|_| pick.wants(MemoryKind::Device))
         .map(|t| (t, MemoryKind::Device, sweep::grouping_keys(quick)));
-    let pinned_tables = sweep::grouping_pinned_table_sizes(host_memory_bytes(), quick)
+    let host = host_memory_bytes();
+    let pinned_tables = pick
+        .sizes(
+            host / 4,
+            note,
+            sweep::grouping_pinned_table_sizes(host, quick),
+        )
         .into_iter()
+        .filter(|_| pick.wants(MemoryKind::Pinned))
         .map(|t| (t, MemoryKind::Pinned, 0));
     for (table, table_memory, base_keys) in device_tables.chain(pinned_tables) {
         let capacity = table / 8;

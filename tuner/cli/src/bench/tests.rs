@@ -85,3 +85,29 @@ fn a_failing_tuned_version_fails_the_row() {
     let calls = RefCell::new(Vec::new());
     assert!(two_rounds(9, vec![], |c| fake(&calls, c)).is_err());
 }
+
+#[test]
+fn sizes_pick_fits_the_memory_and_kind() {
+    let notes = RefCell::new(Vec::new());
+    let note = |m: &str| notes.borrow_mut().push(m.to_string());
+    let given = [3 << 30, 12 << 30, 24 << 30];
+    let pick = Pick {
+        quick: false,
+        sizes: Some(&given),
+        memory: Some(MemoryKind::Pinned),
+    };
+    assert_eq!(
+        pick.sizes(16 << 30, &note, vec![1]),
+        vec![3 << 30, 12 << 30]
+    );
+    assert_eq!(notes.borrow().len(), 1, "{:?}", notes.borrow());
+    assert!(notes.borrow()[0].contains("24 GiB"), "{:?}", notes.borrow());
+    assert!(pick.wants(MemoryKind::Pinned) && !pick.wants(MemoryKind::Device));
+    let default = Pick {
+        quick: false,
+        sizes: None,
+        memory: None,
+    };
+    assert_eq!(default.sizes(1, &note, vec![7, 8]), vec![7, 8]);
+    assert!(default.wants(MemoryKind::Device) && default.wants(MemoryKind::Pinned));
+}
