@@ -6,7 +6,7 @@
 #
 #   bash scripts/gpu-run.sh /tmp/r; s=$?; tar czf $OUT/gpu-results.tgz -C /tmp/r .; cp /tmp/r/summary.txt $OUT/; exit $s
 #
-# and unpack the results with scripts/gpu-results.sh FILE.tgz (into benchmarks/results/).
+# and unpack the results with scripts/gpu-results.sh FILE.tgz (into benchmarks/results/<gpu model>/).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,8 +14,9 @@ bundle="$root/.gpu-bundle"
 rm -rf "$bundle"
 mkdir -p "$bundle/tests"
 
+target="${CARGO_TARGET_DIR:-target}"
 cargo build --release -p cargo-tune --bin cargo-tune
-cp target/release/cargo-tune "$bundle/"
+cp "$target"/release/cargo-tune "$bundle/"
 
 # Every test executable of the workspace, named <package>-<target>.
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
@@ -45,13 +46,13 @@ for line in sys.stdin:
 # tuned-app as a user would build it elsewhere: planned for a simulated K80 (NVRTC at run
 # time), so that on the GPU it must detect the other device and re-plan.
 MEMTUNE_PROFILE="$root/tests/fixtures/k80.json" MEMTUNE_NVCC=0 cargo build --release -p tuned-app
-cp target/release/tuned-app "$bundle/tuned-app-k80"
+cp "$target"/release/tuned-app "$bundle/tuned-app-k80"
 # Rebuild with the committed profile, so the workspace's binary is the ordinary one again.
 cargo build --release -p tuned-app
 # user-gather: a user's own kernel autotuned by memtune (examples/user-gather); NVRTC at
 # run time.
 cargo build --release -p user-gather
-cp target/release/user-gather "$bundle/user-gather"
+cp "$target"/release/user-gather "$bundle/user-gather"
 strip "$bundle/cargo-tune" "$bundle"/tests/* "$bundle/tuned-app-k80" "$bundle/user-gather"
 # Packed: the device tool carries at most 64 MiB with the tree, and the binaries shrink
 # about fourfold; gpu-run.sh unpacks it.
