@@ -7,7 +7,8 @@ use memtune_core::size::format_bytes;
 const MIB: u64 = 1 << 20;
 
 /// The smallest scope the sweeps try: scopes that fit the L2 pay too (an H200 ran a 64 MiB
-/// region 2x faster in four 16 MiB scopes, `2026-11-22-h200-kernel-explore/`).
+/// region 2x faster in four 16 MiB scopes,
+/// `git show 2317edf:benchmarks/results/2026-11-22-h200-kernel-explore/`).
 pub const MIN_SCOPE_BYTES: u64 = 16 * MIB;
 /// Pass counts the exhaustive sweeps try (each capped so a scope stays >= [`MIN_SCOPE_BYTES`]).
 pub const PASSES: [u32; 6] = [1, 2, 4, 8, 16, 32];

@@ -128,15 +128,14 @@ fn measured_cache_sizes_are_the_largest_level_of_each_path() {
     // The H100 probed on 2026-11-22: L1 238 KiB at the largest carveout, whole L2 48 MiB.
     const L1: u64 = memtune::profile_value!(
         measured_l1_bytes,
-        profile = "../benchmarks/results/2026-11-22-h100-probe/GPU-f4206410-7d8e-7295-3161-88483002f40c.json"
+        profile = "fixtures/h100/GPU-f4206410-7d8e-7295-3161-88483002f40c.json"
     );
     const L2: u64 = memtune::profile_value!(
         measured_l2_bytes,
-        profile = "../benchmarks/results/2026-11-22-h100-probe/GPU-f4206410-7d8e-7295-3161-88483002f40c.json"
+        profile = "fixtures/h100/GPU-f4206410-7d8e-7295-3161-88483002f40c.json"
     );
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
-        "../benchmarks/results/2026-11-22-h100-probe/GPU-f4206410-7d8e-7295-3161-88483002f40c.json",
-    );
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/h100/GPU-f4206410-7d8e-7295-3161-88483002f40c.json");
     let profile = store::load_path(&path).expect("the committed H100 profile");
     let caches = profile.caches.measured().expect("caches measured");
     use memtune::core::profile::CachePath;

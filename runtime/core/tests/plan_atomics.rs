@@ -50,12 +50,12 @@ const H200_LIKE_ATOMICS: &[(u64, f64)] = &[
     (64 * GIB, 10.0),
 ];
 
-/// The H200 profile recorded on 2026-11-22 (`benchmarks/results/2026-11-22-h200-full-probe`:
-/// TLB, read curve, bandwidths), with `atomics` as its device atomic curve.
+/// The H200 profile recorded on 2026-11-22
+/// (`tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json`: TLB, read curve,
+/// bandwidths), with `atomics` as its device atomic curve.
 fn recorded_h200(atomics: &[(u64, f64)]) -> Profile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../benchmarks/results/2026-11-22-h200-full-probe/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json",
-    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json");
     let mut p = load_path(&path).unwrap();
     let curve = device_curve(&mut p);
     assert!(curve.atomic_points.is_empty(), "recorded before atomics");

@@ -54,10 +54,10 @@ fn no_levels(swept_up_to_bytes: u64) -> Section<TlbKind> {
     })
 }
 
-/// The NVIDIA H200 measured on 2026-11-21 (`benchmarks/results/2026-11-21-h200-explore`):
-/// device memory shows no TLB miss up to 64 GiB and random reads fall only with the L2
-/// cache (56 → 27 G reads/s by 1 GiB, flat to 64 GiB); zero-copy pinned reads fall 13x
-/// beyond 512 MiB.
+/// The NVIDIA H200 measured on 2026-11-21
+/// (`git show 2317edf:benchmarks/results/2026-11-21-h200-explore/`): device memory shows no
+/// TLB miss up to 64 GiB and random reads fall only with the L2 cache (56 → 27 G reads/s by
+/// 1 GiB, flat to 64 GiB); zero-copy pinned reads fall 13x beyond 512 MiB.
 fn h200() -> Profile {
     let mut p = builtin();
     p.device.global_memory_bytes = 150_109_880_320;

@@ -1,7 +1,8 @@
 //! The NVIDIA H200 profile recorded on 2026-11-22
-//! (`benchmarks/results/2026-11-22-h200-full-probe`): device random reads fall with the
-//! 60 MB L2 cache (about 56 G reads/s up to 16 MiB, 27 G reads/s by 1 GiB), far below the
-//! 64 GiB TLB reach the curve's `knee_bytes` reports. These falls are boundaries now.
+//! (`tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json`): device random
+//! reads fall with the 60 MB L2 cache (about 56 G reads/s up to 16 MiB, 27 G reads/s by
+//! 1 GiB), far below the 64 GiB TLB reach the curve's `knee_bytes` reports. These falls are
+//! boundaries now.
 
 use memtune_core::plan::{grouping, sampling, Approach, GroupingWorkload, SamplingWorkload};
 use memtune_core::profile::{MemoryKind, Profile, Section};
@@ -12,9 +13,8 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 fn h200() -> Profile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../benchmarks/results/2026-11-22-h200-full-probe/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json",
-    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json");
     load_path(&path).unwrap()
 }
 
@@ -128,9 +128,10 @@ fn grouping_512_mib_device_table_with_pinned_input_stays_unscoped() {
     // Unscoped is 0.115 ns; the best copy plan (4 passes of 128 MiB) 0.112 ns with a draw
     // cost of 0.05, 2 passes of 256 MiB 0.114 ns with 1/8: the L2 falls make inserts at most
     // 0.009 ns cheaper, under 5% of a key that costs 0.079 ns to read, so the 1.05x margin
-    // keeps one pass. The benchmark (bench-grouping.txt) measured copy 2 x 256 MiB 1.9x
-    // faster: what it gains is not in this model (the insert's cost is taken from random
-    // reads, not atomics).
+    // keeps one pass. The benchmark
+    // (`git show 2317edf:benchmarks/results/2026-11-22-h200-bench/bench-grouping.txt`)
+    // measured copy 2 x 256 MiB 1.9x faster: what it gains is not in this model (the
+    // insert's cost is taken from random reads, not atomics).
     for p in [h200(), h200_with_draw_cost(0.05)] {
         let plan = grouping::plan(&p, &grouping_of(512 * MIB)).unwrap();
         assert_eq!(

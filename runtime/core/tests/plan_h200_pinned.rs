@@ -17,34 +17,34 @@ const MIB: u64 = 1 << 20;
 /// 5's runs 2-4 (runs 1 and 5 are `a_profile_without_a_first_pinned_level_bets_nothing`).
 const MACHINES: [(&str, &str); 6] = [
     (
-        "2026-11-22-h200-session4-final/profiles/GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
-        "2026-11-22-h200-session4-final/bench/bench-sampling.json",
+        "GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
+        "bench-sampling-e7a919e5.json",
     ),
     (
-        "2026-11-22-h200-session4-rerun/profiles/GPU-31a92612-4ba4-ebad-172e-9bcefcd10d9c.json",
-        "2026-11-22-h200-session4-rerun/bench/bench-sampling.json",
+        "GPU-31a92612-4ba4-ebad-172e-9bcefcd10d9c.json",
+        "bench-sampling-31a92612.json",
     ),
     (
-        "2026-11-22-h200-session4-curve/profiles/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
-        "2026-11-22-h200-session4-curve/sweep-only/bench-sampling.json",
+        "GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
+        "bench-sampling-2eda6f3a.json",
     ),
     (
-        "2026-11-22-h200-session5-run2/profiles/GPU-af2e01be-eaf5-74a0-c6a7-847748079011.json",
-        "2026-11-22-h200-session5-run2/bench/bench-sampling.json",
+        "GPU-af2e01be-eaf5-74a0-c6a7-847748079011.json",
+        "bench-sampling-af2e01be.json",
     ),
     (
-        "2026-11-22-h200-session5-run3/profiles/GPU-6ddbbc16-1cfd-6565-82f7-fd898073301e.json",
-        "2026-11-22-h200-session5-run3/bench/bench-sampling.json",
+        "GPU-6ddbbc16-1cfd-6565-82f7-fd898073301e.json",
+        "bench-sampling-6ddbbc16.json",
     ),
     (
-        "2026-11-22-h200-session5-run4/profiles/GPU-78df8647-bae4-4977-6093-661cf5a2df50.json",
-        "2026-11-22-h200-session5-run4/bench/bench-sampling.json",
+        "GPU-78df8647-bae4-4977-6093-661cf5a2df50.json",
+        "bench-sampling-78df8647.json",
     ),
 ];
 
-fn results(path: &str) -> PathBuf {
+fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../benchmarks/results")
+        .join("../../tests/fixtures/h200")
         .join(path)
 }
 
@@ -85,7 +85,7 @@ fn regions_over_the_first_pinned_tlb_reach_are_split_near_it() {
     // missing) on, the bet pays on all these profiles, in scopes about the reach: past it,
     // a split saves less, and the passes of smaller scopes cost more than they save.
     for (profile, _) in MACHINES {
-        let p = load_path(&results(profile)).unwrap();
+        let p = load_path(&fixture(profile)).unwrap();
         let reach = first_pinned_reach(&p);
         for region in [64 * MIB, 128 * MIB, 256 * MIB] {
             let plan = plan(&p, region);
@@ -114,7 +114,7 @@ fn regions_over_the_first_pinned_tlb_reach_are_split_near_it() {
 fn without_a_miss_penalty_nothing_is_bet_on_the_reach() {
     // The bet is priced by the levels' penalties: with none, scoping 128 MiB gains nothing.
     let (profile, _) = MACHINES[1];
-    let mut p = load_path(&results(profile)).unwrap();
+    let mut p = load_path(&fixture(profile)).unwrap();
     let Section::Measured(tlb) = &mut p.tlb.pinned else {
         panic!("the recorded profiles have pinned TLB levels");
     };
@@ -129,8 +129,8 @@ fn without_a_miss_penalty_nothing_is_bet_on_the_reach() {
 fn plans_are_within_5_percent_of_each_machines_swept_best() {
     let mut compared = 0;
     for (profile, bench) in MACHINES {
-        let p = load_path(&results(profile)).unwrap();
-        let text = std::fs::read_to_string(results(bench)).unwrap();
+        let p = load_path(&fixture(profile)).unwrap();
+        let text = std::fs::read_to_string(fixture(bench)).unwrap();
         let json: Value = serde_json::from_str(&text).unwrap();
         let rows = json["rows"].as_array().unwrap();
         for row in rows
@@ -177,7 +177,7 @@ fn a_pinned_table_is_scoped_within_the_first_reach_when_the_bet_pays() {
     // (92.5 ms), one pass 1.4% over it. Session 5's second run: one pass 118.6 ms, copy
     // 16 x 16 MiB 93.5 ms, the best.
     let (profile, _) = MACHINES[1];
-    let mut p = load_path(&results(profile)).unwrap();
+    let mut p = load_path(&fixture(profile)).unwrap();
     let plan = grouping_256(&p);
     assert_eq!(plan.approach, Approach::Copy, "{plan:#?}");
     assert!(plan.scope_bytes <= first_pinned_reach(&p), "{plan:#?}");
@@ -199,10 +199,10 @@ fn a_profile_without_a_first_pinned_level_bets_nothing() {
     // scopes within. Their sweeps had 16-64 MiB scopes 5-10% faster than one pass where one
     // pass stayed (the 1.106 and 1.061 misses).
     for profile in [
-        "2026-11-22-h200-session5-run1/profiles/GPU-9f7d556a-89da-7079-66f0-e8a5e9cdd775.json",
-        "2026-11-22-h200-session5-run5/profiles/GPU-d1f5cc0f-ebae-3c68-3dc3-8d46e86e791b.json",
+        "GPU-9f7d556a-89da-7079-66f0-e8a5e9cdd775.json",
+        "GPU-d1f5cc0f-ebae-3c68-3dc3-8d46e86e791b.json",
     ] {
-        let p = load_path(&results(profile)).unwrap();
+        let p = load_path(&fixture(profile)).unwrap();
         assert!(first_pinned_reach(&p) > 256 * MIB);
         for region in [64 * MIB, 128 * MIB, 256 * MIB] {
             let plan = plan(&p, region);
@@ -220,14 +220,11 @@ fn a_region_at_the_zero_copy_knee_is_split() {
     // Session 6 runs 5 and 6: the probes' own buffers read 512 MiB nearly as fast as 256
     // MiB (their knee), and the plans kept one pass, 1.21x and 1.29x the best in the
     // benchmark. At the knee, pinned memory is priced one doubling on.
-    for run in ["session6-run5", "session6-run6"] {
-        let dir = results(&format!("2026-11-22-h200-{run}"));
-        let profile = std::fs::read_dir(dir.join("profiles"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|f| f.extension().is_some_and(|x| x == "json"))
-            .unwrap();
-        let p = load_path(&profile).unwrap();
+    for run in [
+        "GPU-1af0ae31-3cc5-a484-61f6-bebcef2e2e82.json",
+        "GPU-c600d2e3-6bce-ea4a-4015-42a04aa838c0.json",
+    ] {
+        let p = load_path(&fixture(run)).unwrap();
         let plan = plan(&p, 512 * MIB);
         assert!(plan.passes >= 2, "{run}: {plan:#?}");
         assert!(plan.scope_bytes <= 256 * MIB, "{run}: {plan:#?}");
@@ -238,9 +235,8 @@ fn a_region_at_the_zero_copy_knee_is_split() {
 
 /// Session 7 run 1's profile and benchmark sweeps (sampling or grouping).
 fn session7_run1(bench: &str) -> (Profile, Vec<Value>) {
-    let dir = results("2026-11-22-h200-session7-run1");
-    let p = load_path(&dir.join("profiles/GPU-661d3e91-2159-b4db-99fb-7836e312516d.json")).unwrap();
-    let text = std::fs::read_to_string(dir.join(format!("bench/bench-{bench}.json"))).unwrap();
+    let p = load_path(&fixture("GPU-661d3e91-2159-b4db-99fb-7836e312516d.json")).unwrap();
+    let text = std::fs::read_to_string(fixture(&format!("bench-{bench}-661d3e91.json"))).unwrap();
     let json: Value = serde_json::from_str(&text).unwrap();
     (p, json["rows"].as_array().unwrap().clone())
 }

@@ -1,9 +1,10 @@
 //! The NVIDIA H200 profile recorded on 2026-11-22 in session 4
-//! (`benchmarks/results/2026-11-22-h200-session4-curve`), whose random-access curve was
-//! measured with the shipped sampling kernel: L1 hits (about 600 G reads/s at 64-128 KiB),
-//! L2 hits (150 G/s up to 16 MiB), the L2's fall to 37 G/s, and the TLB cliff past 64 GiB.
-//! The scoped sweeps of that machine (`sweep-only/bench-sampling.json`) are what these
-//! plans are checked against.
+//! (`tests/fixtures/h200/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json`), whose
+//! random-access curve was measured with the shipped sampling kernel: L1 hits (about 600 G
+//! reads/s at 64-128 KiB), L2 hits (150 G/s up to 16 MiB), the L2's fall to 37 G/s, and the
+//! TLB cliff past 64 GiB. The scoped sweeps of that machine
+//! (`tests/fixtures/h200/bench-sampling-2eda6f3a.json`) are what these plans are checked
+//! against.
 
 use memtune_core::plan::sampling::{self, SamplingWorkload};
 use memtune_core::profile::{MemoryKind, Profile, Section};
@@ -14,9 +15,8 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 fn h200() -> Profile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../benchmarks/results/2026-11-22-h200-session4-curve/profiles/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
-    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/h200/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json");
     load_path(&path).unwrap()
 }
 

@@ -128,8 +128,9 @@ pub const GROUPING_BLOCK: u32 = MEMTUNE_GROUPING_BLOCK;
 
 /// Planes each block of the streaming stencil marches through (the last chunk may be
 /// shorter): `gridDim.z = ceil(nz / STREAMING_PLANES)`. On an H200, 8 was the fastest
-/// chunk of 8-128 at 256³ and 512³ in f32 and f64 (`benchmarks/results/2026-11-22-h200-kernel-explore/`):
-/// enough blocks to fill the GPU, and the two extra planes a chunk starts with stay cheap.
+/// chunk of 8-128 at 256³ and 512³ in f32 and f64
+/// (`git show 2317edf:benchmarks/results/2026-11-22-h200-kernel-explore/`): enough blocks
+/// to fill the GPU, and the two extra planes a chunk starts with stay cheap.
 pub const STREAMING_PLANES: u32 = 8;
 
 /// Most blocks along a grid's y and z axes.

@@ -1,4 +1,4 @@
-//! The `cargo-tune` command: its verbs ([`cli`]), the benchmarks ([`bench`]), the plots and
+//! The `cargo-tune` command: its verbs ([`cli`]), the benchmarks ([`bench`](mod@bench)), the plots and
 //! the progress display. The probe itself is `memtune-probe`; the build helper is
 //! `memtune-build`.
 

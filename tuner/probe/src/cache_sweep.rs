@@ -31,14 +31,13 @@
 //! 5. The ways: `k` elements spaced by exactly the size (all in one set where set = line
 //!    mod sets), `k = 1, 2, ...`: the latency jumps at `k = ways + 1`. Where that is not
 //!    clean (hashed sets, non-LRU) and the Fig. 4 ramp gave none either: unknown.
+//!
+//! This file holds the method's entry point and its order (`PathProbe::run`); the chases and
+//! their repeats are in `cache_sweep_measure.rs`, the details of one level (size, line,
+//! ways) in `cache_sweep_level.rs`.
 
-use super::backend::{
-    BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
-};
-use super::infer_cache::{
-    fit_ramp, footprint_steps, line_from_strides, medians_by, noise_of, snap_size, ways_from_ramp,
-    ways_from_same_set,
-};
+use super::backend::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES};
+use super::infer_cache::{footprint_steps, medians_by, noise_of};
 use super::options::ProbeOptions;
 use super::robust::median;
 use super::steps::Step;
@@ -47,57 +46,22 @@ use memtune_core::profile::{
 };
 
 /// The smallest stride of the footprint sweeps: the smallest line (sector) of NVIDIA caches.
-const SWEEP_STRIDE: u64 = 32;
+pub(crate) const SWEEP_STRIDE: u64 = 32;
 /// The sweeps' smallest stride for rings longer than `LONG_ELEMENTS` at 32 B: the line of
 /// NVIDIA's L1 and L2.
-const LONG_STRIDE: u64 = 128;
-/// The smallest stride of the line test: one pointer.
-const LINE_MIN_STRIDE: u64 = 8;
-const LINE_MAX_STRIDE: u64 = 1024;
-/// The largest stride the ramp is measured at (the largest line of NVIDIA caches).
-const RAMP_MAX_STRIDE: u64 = 256;
-/// The longest ring the sweeps walk, whatever the backend allows (cost).
-const SWEEP_ELEMENTS: u64 = 65536;
-/// The L2 path's longest ring, where the backend allows it: a cache shows its size only
-/// once the ring has more lines than it holds, and an H200's L2 holds about 470 000 lines of
-/// 128 B (with 65536 elements its curve stayed flat to 256 MiB). A walk of 2^20 loads
-/// costs about 0.3 s there, so the L2 sweep is the probe's most expensive part.
-const L2_SWEEP_ELEMENTS: u64 = 1 << 20;
-/// The smallest rise that makes a level: an H200's L2 path rises 9% at 256-512 B, with no
-/// cache behind it that a stride or same-set chase could find; every cache level seen
-/// (and Wong's) rises by far more.
-const MIN_LEVEL_RISE: f64 = 0.10;
-/// Rings longer than this count as long for the bisection below (an H200's L2 partitions
-/// take 450 000 elements and more).
-const LONG_ELEMENTS: u64 = 1 << 18;
-/// Bisection of a long ring's step stops at this relative width (quick: 8%), and the
-/// ramp is not fitted: each of its points costs a walk of up to 2^20 loads. Half a percent
-/// still snaps to the size (`snap_size`'s grain is 1/64 of the leading power of two).
-const LONG_BISECTION: f64 = 0.005;
-/// The line test's longest ring (quick: the sweep's): a stride below the line of a cache of
-/// tens of megabytes needs millions of elements.
-const LINE_ELEMENTS: u64 = 1 << 21;
+pub(crate) const LONG_STRIDE: u64 = 128;
+/// Rings longer than this count as long for the bisection of a level's size (an H200's L2
+/// partitions take 450 000 elements and more).
+pub(crate) const LONG_ELEMENTS: u64 = 1 << 18;
 /// Rings longer than this are measured once (their mean over thousands of loads is stable
 /// on a GPU, and they are expensive).
-const CHEAP_ELEMENTS: u64 = 65536;
+pub(crate) const CHEAP_ELEMENTS: u64 = 65536;
 const FIRST_FOOTPRINT: u64 = 128;
 /// Repeats of the first footprint, for the noise estimate.
 const CALIBRATION_REPEATS: usize = 32;
 /// Repeats of the measurements that set a value (hit latencies, ramps).
-const REPEATS: usize = 3;
+pub(crate) const REPEATS: usize = 3;
 const HIT_REPEATS: usize = 5;
-/// Repeats of a ramp point of a short ring (nearly free; the fit needs them).
-const RAMP_REPEATS: usize = 7;
-/// A path's coarse sweep ends this factor past its last rise...
-const PAST_LAST_RISE: u64 = 4;
-/// ...and not before this (but for the L1 path's first level): levels can be far apart
-/// (an L1 of 256 KiB, an L2 of 50 MiB), and a path may have no cache at all.
-const SPAN: u64 = 256 << 20;
-/// Quick mode: one octave past the last rise, and 128 MiB at least.
-const QUICK_PAST_LAST_RISE: u64 = 2;
-const QUICK_SPAN: u64 = 128 << 20;
-/// The same-set chase tries up to this many elements.
-const MAX_WAYS: u64 = 64;
 
 /// What one path showed.
 #[derive(Debug, Clone)]
@@ -154,7 +118,7 @@ pub(crate) fn cache_carveout(carveout: Carveout) -> CacheCarveout {
     }
 }
 
-fn level_name(path: LoadPath, index: usize) -> String {
+pub(crate) fn level_name(path: LoadPath, index: usize) -> String {
     match (path, index) {
         (LoadPath::L1, _) => "L1".to_string(),
         (LoadPath::L2, 0) => "L2".to_string(),
@@ -164,170 +128,36 @@ fn level_name(path: LoadPath, index: usize) -> String {
     }
 }
 
-struct PathProbe<'a> {
-    system: &'a mut dyn MemorySystem,
-    path: LoadPath,
-    carveout: Carveout,
-    quick: bool,
-    bound: u64,
-    max_elements: u64,
+pub(crate) struct PathProbe<'a> {
+    pub(crate) system: &'a mut dyn MemorySystem,
+    pub(crate) path: LoadPath,
+    pub(crate) carveout: Carveout,
+    pub(crate) quick: bool,
+    pub(crate) bound: u64,
+    pub(crate) max_elements: u64,
     /// The coarse sweep, bisections and ramps: latency against footprint.
-    sweep: Vec<CachePoint>,
+    pub(crate) sweep: Vec<CachePoint>,
     /// Stride and same-set curves, per level.
-    extra: Vec<CacheCurve>,
+    pub(crate) extra: Vec<CacheCurve>,
     /// Steps checked by `validated`: `(lo, top)` and the decision.
-    validations: Vec<((u64, u64), Option<Remeasured>)>,
+    pub(crate) validations: Vec<((u64, u64), Option<Remeasured>)>,
 }
 
 /// A step re-measured at one stride: `(stride, below, above)`.
-type Remeasured = (u64, f64, f64);
+pub(crate) type Remeasured = (u64, f64, f64);
 
 /// One level found on the coarse curve, before its details.
-struct Found {
-    size: u64,
+pub(crate) struct Found {
+    pub(crate) size: u64,
     /// Where its ramp ends (the plateau above is reached).
-    end: f64,
-    below: f64,
-    above: f64,
-    ways_from_ramp: Option<u32>,
+    pub(crate) end: f64,
+    pub(crate) below: f64,
+    pub(crate) above: f64,
+    pub(crate) ways_from_ramp: Option<u32>,
 }
 
 impl PathProbe<'_> {
-    /// The stride the sweeps use at `footprint`: 32 B, or the smallest power of two that
-    /// keeps the ring within `SWEEP_ELEMENTS` (and the backend's limit).
-    fn sweep_stride(&self, footprint: u64) -> u64 {
-        // Long rings at NVIDIA's 128 B line where the ring allows: a quarter of the loads
-        // of 32 B, and the same capacity (a stride up to the line sees every line).
-        let smallest = if footprint / SWEEP_STRIDE > LONG_ELEMENTS {
-            LONG_STRIDE
-        } else {
-            SWEEP_STRIDE
-        };
-        footprint
-            .div_ceil(self.ring_cap())
-            .next_power_of_two()
-            .max(smallest)
-    }
-
-    /// Repeats of a measurement that sets a value, `wanted` where the ring is cheap, three
-    /// (a median that a spike does not move) where it is long.
-    fn repeats_of(&self, stride: u64, footprint: u64, wanted: usize) -> usize {
-        if footprint / stride > CHEAP_ELEMENTS {
-            wanted.min(3)
-        } else {
-            wanted
-        }
-    }
-
-    /// A step re-measured at one stride on both sides: `(stride, below, above)`, or `None`
-    /// where the rise goes away. Where the sweep's stride grows, a plateau of mixed hits (a
-    /// stride below the next level's line) moves up without a level. Decisions are kept,
-    /// as the sweep asks again while it grows.
-    fn validated(
-        &mut self,
-        step: &Step,
-        noise: f64,
-    ) -> Result<Option<(u64, f64, f64)>, BackendError> {
-        let key = (step.lo, step.hi.max(step.top));
-        if let Some(&(_, decision)) = self.validations.iter().find(|v| v.0 == key) {
-            return Ok(decision);
-        }
-        let stride = self.sweep_stride(key.1);
-        // Long rings once: a GPU's mean over their loads is stable, and the rise of a
-        // level is far above the noise.
-        let once = |f: u64| {
-            if f / stride > LONG_ELEMENTS {
-                1
-            } else {
-                REPEATS
-            }
-        };
-        let below = self.median_of(stride, key.0, once(key.0))?;
-        let above = self.median_of(stride, key.1, once(key.1))?;
-        let decision = (above - below >= (6.0 * noise).max(MIN_LEVEL_RISE) * below)
-            .then_some((stride, below, above));
-        self.validations.push((key, decision));
-        Ok(decision)
-    }
-
-    /// How far past the last rise the coarse sweep (and the latency beyond it) goes.
-    fn past_last_rise(&self) -> u64 {
-        if self.quick {
-            QUICK_PAST_LAST_RISE
-        } else {
-            PAST_LAST_RISE
-        }
-    }
-
-    /// The footprint the coarse sweep reaches at least.
-    fn span(&self) -> u64 {
-        if self.quick {
-            QUICK_SPAN
-        } else {
-            SPAN
-        }
-    }
-
-    /// Rings longer than this get a bisection without the ramp fit (quick: any ring past
-    /// the cheap ones; an H200's L2 levels are where a quick probe spent most of its time).
-    fn long_elements(&self) -> u64 {
-        if self.quick {
-            CHEAP_ELEMENTS
-        } else {
-            LONG_ELEMENTS
-        }
-    }
-
-    fn ring_cap(&self) -> u64 {
-        let cap = match self.path {
-            LoadPath::L2 => L2_SWEEP_ELEMENTS,
-            LoadPath::L1 | LoadPath::Constant => SWEEP_ELEMENTS,
-        };
-        cap.min(self.max_elements).max(1)
-    }
-
-    fn chase(&mut self, stride: u64, footprint: u64) -> Result<f64, BackendError> {
-        self.system
-            .cache_chase(self.path, self.carveout, stride, footprint)
-    }
-
-    /// A footprint point of the sweep at the sweep's stride: `repeats` chases, kept, their
-    /// median returned.
-    fn sweep_point(&mut self, footprint: u64, repeats: usize) -> Result<f64, BackendError> {
-        self.point_at(self.sweep_stride(footprint), footprint, repeats)
-    }
-
-    /// Same, at `stride`.
-    fn point_at(
-        &mut self,
-        stride: u64,
-        footprint: u64,
-        repeats: usize,
-    ) -> Result<f64, BackendError> {
-        let footprint = (footprint / stride).max(1) * stride;
-        let mut ys = Vec::with_capacity(repeats);
-        for _ in 0..repeats.max(1) {
-            let y = self.chase(stride, footprint)?;
-            self.sweep.push(CachePoint {
-                footprint_bytes: footprint,
-                stride_bytes: stride,
-                cycles_per_load: y,
-            });
-            ys.push(y);
-        }
-        Ok(median(&ys))
-    }
-
-    /// Repeats worth taking of a chase of `elements`: short rings are nearly free.
-    fn repeats_for(&self, elements: u64) -> usize {
-        if elements <= TIMED_LOADS_CAP {
-            REPEATS
-        } else {
-            1
-        }
-    }
-
-    fn run(&mut self, first_only: bool) -> Result<PathOutcome, BackendError> {
+    pub(crate) fn run(&mut self, first_only: bool) -> Result<PathOutcome, BackendError> {
         // 1. Coarse curve, the first point repeated for the noise.
         let per_octave: u32 = if self.quick { 2 } else { 4 };
         self.sweep_point(FIRST_FOOTPRINT, CALIBRATION_REPEATS)?;
@@ -420,7 +250,7 @@ impl PathProbe<'_> {
             };
             // An unknown line is taken as 128 B (NVIDIA's): a larger stride leaves lines out,
             // and hashed sets then hold a larger footprint (an H200's far L2 partition,
-            // measured at 256 B, showed the near one's 281 cycles).
+            // measured at 256 B, shows the near one's 281 cycles).
             let stride = lines
                 .iter()
                 .map(|l| l.unwrap_or(LONG_STRIDE))
@@ -480,277 +310,5 @@ impl PathProbe<'_> {
             beyond_cycles,
             curves,
         })
-    }
-
-    /// Median of `repeats` chases (not part of the sweep curve).
-    fn median_of(
-        &mut self,
-        stride: u64,
-        footprint: u64,
-        repeats: usize,
-    ) -> Result<f64, BackendError> {
-        let footprint = (footprint / stride).max(1) * stride;
-        let ys = (0..repeats)
-            .map(|_| self.chase(stride, footprint))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(median(&ys))
-    }
-
-    /// The stride for the bisection and the ramp, with the plateaus re-measured at it: the
-    /// line (the largest stride that still sees every byte of the footprint), found as in
-    /// step 4 past the step, or the sweep's `stride` where that shows nothing. At a stride
-    /// below the line only the first load of each line misses, so the rise is `stride / line`
-    /// of its full height and noise moves the fitted size by as much more (an L2 of 128 B
-    /// lines seen at 32 B: four times). A stride above the line would not do: on hashed sets
-    /// the cache then holds `stride / line` times the footprint.
-    fn ramp_stride(
-        &mut self,
-        span: (u64, u64, u64),
-        stride: u64,
-        below: f64,
-        above: f64,
-    ) -> Result<Remeasured, BackendError> {
-        let (lo, hi, next) = span;
-        // Past any ramp (a way is at most the size), short of the next level.
-        let past = (2 * hi).min(next).max(hi);
-        let mut by_stride = Vec::new();
-        let mut s = stride.max(past.div_ceil(self.ring_cap()).next_power_of_two());
-        while s <= RAMP_MAX_STRIDE && past / s >= 8 {
-            by_stride.push((s, self.median_of(s, past, REPEATS)?));
-            s *= 2;
-        }
-        let Some(line) = line_from_strides(&by_stride, below) else {
-            return Ok((stride, below, above));
-        };
-        // The fit is pinned by these two: repeated more than the points between.
-        let repeats = match lo / line {
-            n if n <= TIMED_LOADS_CAP => RAMP_REPEATS,
-            n if n <= CHEAP_ELEMENTS => REPEATS,
-            _ => 1,
-        };
-        Ok((
-            line,
-            self.median_of(line, lo, repeats)?,
-            self.median_of(line, past, repeats)?,
-        ))
-    }
-
-    /// Step 2: the size of the level whose rise lies between footprints `lo` and `hi`.
-    /// `span`: the step's last footprint below the rise, its first at the top, and the next
-    /// step's last below (or the bound).
-    fn size_of(
-        &mut self,
-        span: (u64, u64, u64),
-        stride: u64,
-        below: f64,
-        above: f64,
-        noise: f64,
-    ) -> Result<Found, BackendError> {
-        let (lo, hi, _) = span;
-        let long = lo / stride > self.long_elements();
-        let (stride, below, above) = if long {
-            (stride, below, above)
-        } else {
-            self.ramp_stride(span, stride, below, above)?
-        };
-        // Five standard deviations: a small cache's first overflowing set shows.
-        let threshold = below * (1.0 + 5.0 * noise);
-        // Bisection on multiples of the stride: `low` stays below the threshold.
-        let (mut low, mut high) = (lo / stride * stride, hi.div_ceil(stride) * stride);
-        let width = if self.quick { 16.0 } else { 1.0 } * LONG_BISECTION;
-        while high - low > stride && !(long && (high - low) as f64 <= width * low as f64) {
-            let mid = (low + (high - low) / 2) / stride * stride;
-            let mid = mid.clamp(low + stride, high - stride);
-            let repeats = self.repeats_for(mid / stride);
-            let mut y = self.point_at(stride, mid, repeats)?;
-            if y > threshold && repeats == 1 {
-                // A spike must not move the boundary down: confirm a rise.
-                let again = [
-                    y,
-                    self.point_at(stride, mid, 1)?,
-                    self.point_at(stride, mid, 1)?,
-                ];
-                y = median(&again);
-            }
-            if y > threshold {
-                high = mid;
-            } else {
-                low = mid;
-            }
-        }
-        if long {
-            let size = snap_size((low + high) as f64 / 2.0, stride);
-            return Ok(Found {
-                size,
-                end: 2.0 * size as f64,
-                below,
-                above,
-                ways_from_ramp: None,
-            });
-        }
-        // The ramp around `low`: linear offsets either side, then doubling ones. A ramp is
-        // at most a way (1/ways of the size) long, and no longer than the timed window of
-        // a long ring (whose first loads are the sets that overflow first): the linear
-        // offsets cover 1/8 of the size or that window, whichever is shorter.
-        let linear = if self.quick { 6 } else { 12 };
-        // On a power-of-two grid of at least 256 B where the size allows: a stride below
-        // the line makes a staircase of one step per line, which such points sample where
-        // it meets the ramp's line (lines are at most 256 B).
-        let step = (low / 96)
-            .min(TIMED_LOADS_CAP * stride / 8)
-            .max(256.min(low / 8))
-            .max(stride);
-        let step = 1u64 << step.ilog2();
-        let base = low / step * step;
-        let mut footprints: Vec<u64> = (0..=linear / 3)
-            .filter_map(|k| base.checked_sub(step * k))
-            .chain((1..=linear).map(|k| base + step * k))
-            .chain([low + low / 4, low + low / 2, 2 * low])
-            .map(|f| f / stride * stride)
-            .filter(|&f| f > 0 && f <= self.bound && f / stride <= self.ring_cap())
-            .collect();
-        footprints.sort_unstable();
-        footprints.dedup();
-        let mut ramp = Vec::new();
-        for f in footprints {
-            let repeats = match f / stride {
-                n if n <= TIMED_LOADS_CAP => RAMP_REPEATS,
-                n if n <= 4 * TIMED_LOADS_CAP => REPEATS,
-                _ => 1,
-            };
-            let y = self.point_at(stride, f, repeats)?;
-            ramp.push((f, y));
-            if f > base + step * linear && y >= above * (1.0 - 4.0 * noise) {
-                break;
-            }
-        }
-        // Rings timed whole: the ramp's points up to where they stop being so.
-        let whole = (low + stride) / stride <= TIMED_LOADS_CAP;
-        if whole {
-            ramp.retain(|&(f, _)| f / stride <= TIMED_LOADS_CAP);
-        }
-        let fitted = fit_ramp(&ramp, below, above, noise, whole);
-        // Without a fit (a ramp too steep for two points on it: a small cache, whose first
-        // overflowing set the bisection saw), the bisection's footprint is the size.
-        let size = fitted.map_or(low, |r| snap_size(r.start, stride));
-        // Without the end of a whole ramp, twice the size is past it for any ways.
-        let end = fitted
-            .filter(|r| whole && r.end / stride as f64 <= TIMED_LOADS_CAP as f64)
-            .map_or(2.0 * size as f64, |r| r.end.max(size as f64));
-        let ways_from_ramp = fitted
-            .filter(|r| whole && r.end / stride as f64 <= TIMED_LOADS_CAP as f64)
-            .and_then(|_| ways_from_ramp(&ramp, below, above, size));
-        Ok(Found {
-            size,
-            end,
-            below,
-            above,
-            ways_from_ramp,
-        })
-    }
-
-    /// Step 4: latency against stride just past level `i`, within the next level.
-    fn line_of(
-        &mut self,
-        i: usize,
-        found: &[Found],
-        hit: f64,
-    ) -> Result<Option<u64>, BackendError> {
-        let level = &found[i];
-        let mut footprint = (level.end * 1.05) as u64;
-        if let Some(next) = found.get(i + 1) {
-            footprint = footprint.min(next.size * 9 / 10);
-        }
-        footprint = footprint.min(self.bound);
-        let cap = if self.quick {
-            self.ring_cap()
-        } else {
-            self.max_elements.min(LINE_ELEMENTS).max(self.ring_cap())
-        };
-        // Past a long level, from half NVIDIA's line: a stride below the line shows it,
-        // and each halving doubles the cost of the longest ring.
-        let first = if footprint / SWEEP_STRIDE > LONG_ELEMENTS {
-            LONG_STRIDE / 2
-        } else {
-            LINE_MIN_STRIDE
-        };
-        let smallest = footprint.div_ceil(cap).next_power_of_two().max(first);
-        if self.quick && footprint / smallest > CHEAP_ELEMENTS {
-            // Quick: a level that needs long rings keeps its line unknown (its rings cost
-            // most of a quick probe, and a stride test that cannot go below the line would
-            // answer wrong).
-            return Ok(None);
-        }
-        let mut points = Vec::new();
-        let mut stride = smallest;
-        while stride <= LINE_MAX_STRIDE && footprint / stride >= 8 {
-            let f = footprint / stride * stride;
-            // Repeated where cheap: one spike at the smallest stride would hide the line.
-            let repeats = if f / stride > CHEAP_ELEMENTS {
-                1
-            } else {
-                REPEATS
-            };
-            for _ in 0..repeats {
-                let y = self.chase(stride, f)?;
-                points.push(CachePoint {
-                    footprint_bytes: f,
-                    stride_bytes: stride,
-                    cycles_per_load: y,
-                });
-            }
-            stride *= 2;
-        }
-        let by_stride = medians_by(&points, |p| p.stride_bytes);
-        let line = line_from_strides(&by_stride, hit);
-        self.extra.push(CacheCurve {
-            path: cache_path(self.path),
-            carveout: cache_carveout(self.carveout),
-            kind: CacheCurveKind::Stride,
-            level: Some(level_name(self.path, i)),
-            points,
-        });
-        Ok(line)
-    }
-
-    /// Step 5: `k` elements spaced by the size, all in one set of an LRU cache indexed by
-    /// line mod sets; the latency jumps when `k` passes the ways.
-    fn ways_same_set(&mut self, i: usize, level: &Found) -> Result<Option<u32>, BackendError> {
-        let spacing = level.size;
-        let midpoint = (level.below + level.above) / 2.0;
-        let mut points = Vec::new();
-        let mut by_k: Vec<(u64, f64)> = Vec::new();
-        let mut k = 1;
-        let mut highs = 0;
-        while k <= MAX_WAYS && k.saturating_mul(spacing) <= self.bound && highs < 3 {
-            let footprint = k * spacing;
-            let mut ys = vec![self.chase(spacing, footprint)?];
-            if ys[0] > midpoint && highs == 0 {
-                // Confirm the first rise: a spike is not a full set.
-                ys.push(self.chase(spacing, footprint)?);
-                ys.push(self.chase(spacing, footprint)?);
-            }
-            for &y in &ys {
-                points.push(CachePoint {
-                    footprint_bytes: footprint,
-                    stride_bytes: spacing,
-                    cycles_per_load: y,
-                });
-            }
-            let y = median(&ys);
-            if y > midpoint {
-                highs += 1;
-            }
-            by_k.push((k, y));
-            k += 1;
-        }
-        self.extra.push(CacheCurve {
-            path: cache_path(self.path),
-            carveout: cache_carveout(self.carveout),
-            kind: CacheCurveKind::SameSet,
-            level: Some(level_name(self.path, i)),
-            points,
-        });
-        Ok(ways_from_same_set(&by_k, midpoint))
     }
 }

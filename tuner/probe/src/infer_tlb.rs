@@ -33,34 +33,29 @@
 //!    half their height). A second stride's step at more loads than the first's (a
 //!    staircase's tilt) is read as the same loads, between the two. Where the two steps
 //!    stand at the same bytes and the third stride's at the second's loads, the page is the
-//!    second stride. Chains keep short ramps only, as before.
+//!    second stride. Chains are built from the steps with short ramps only.
+//!
+//! This file reads the curves and places the finest level (steps 1 and 6); the chains are
+//! built in `infer_tlb_chains.rs` (steps 2 and 3), and a chain's page, entries and penalty
+//! are fitted in `infer_tlb_fit.rs` (steps 4 and 5).
 
-use super::robust::{median, neighbour_pairs, sample_noise, weighted_median, wiggle, Noise};
+use super::infer_tlb_chains::{boundary, build_chains, claims, ends_early, untangle};
+use super::infer_tlb_fit::{fit_level, FitLink};
+use super::robust::{median, neighbour_pairs, sample_noise, wiggle, Noise};
 use super::steps::{detect, points, steps_of, Ramps, Step};
 use memtune_core::profile::{ChaseCurve, TlbKind, TlbLevel};
-use std::collections::HashMap;
 
 /// Two boundaries within this ratio are the same boundary.
-const SAME_BOUNDARY: f64 = 1.2;
-/// Beyond its page a level's boundary is a fixed number of loads, placed precisely (its
-/// steps are full height): a growing chain's boundaries agree within this ratio.
-const SAME_LOADS: f64 = 1.1;
+pub(crate) const SAME_BOUNDARY: f64 = 1.2;
 /// A level must show a step of its own (not shared with another level) at this many strides,
 /// two of them neighbours: a coincidence of noise steps at two distant strides is no level.
-const MIN_STRIDES: usize = 2;
+pub(crate) const MIN_STRIDES: usize = 2;
 /// Only a step this clear (height over its standard deviation) starts a chain; fainter ones
 /// may join one.
-const STRONG_Z: f64 = 6.0;
+pub(crate) const STRONG_Z: f64 = 6.0;
 /// The two smallest strides place a level finer than both at numbers of loads this close.
 const FINEST_SAME_LOADS: f64 = 1.7;
-/// A squared residual of the page fit counts at most this much.
-const FIT_CLIP: f64 = 16.0;
-/// Added to the page fit's chi-square when the page implies a set-associative level: the
-/// fully associative reading wins unless the heights of more than one stride say otherwise.
-const SET_ASSOCIATIVE_PRIOR: f64 = FIT_CLIP;
 
-/// The TLB hierarchy shown by `curves` (one per stride), swept up to `swept_up_to_bytes`, on
-/// a GPU clocked at `clock_mhz`. The curves are kept in the result.
 /// Levels reported in the profile must add at least this share of the base latency per
 /// miss. Across the host link (about 2000 cycles a load on an H200) the latency drifts by
 /// 1-2% as footprints grow; those drifts are not levels. The smallest real level in seed
@@ -70,6 +65,8 @@ const MIN_RELATIVE_PENALTY: f64 = 0.025;
 /// the raw curves stay for a human to look at.
 const MIN_CONFIDENCE: f64 = 0.1;
 
+/// The TLB hierarchy shown by `curves` (one per stride), swept up to `swept_up_to_bytes`, on
+/// a GPU clocked at `clock_mhz`. The curves are kept in the result.
 pub fn infer_tlb(curves: Vec<ChaseCurve>, swept_up_to_bytes: u64, clock_mhz: f64) -> TlbKind {
     let analysis = analyse(&curves);
     let levels = analysis
@@ -167,15 +164,15 @@ fn curve_noise(curves: &[&ChaseCurve]) -> Noise {
 }
 
 /// The steps of one stride's curve.
-struct StrideSteps {
-    stride: u64,
-    steps: Vec<Step>,
+pub(crate) struct StrideSteps {
+    pub(crate) stride: u64,
+    pub(crate) steps: Vec<Step>,
     /// The steps with staircases joined, for `finest_level` only: levels of coarser pages
-    /// are read as before.
-    staircases: Vec<Step>,
-    base: Option<f64>,
+    /// are read from `steps` (short ramps only).
+    pub(crate) staircases: Vec<Step>,
+    pub(crate) base: Option<f64>,
     /// The largest footprint the curve reaches.
-    reach: u64,
+    pub(crate) reach: u64,
 }
 
 pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
@@ -290,15 +287,15 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     let near = |x: f64, y: f64| (x / y).ln().abs() <= FINEST_SAME_LOADS.ln();
     // No level puts the second stride's boundary at more loads than the first's; where
     // the steps say so (up to the pieces' window), their halves are misplaced by a
-    // staircase's tilt, as session 7 run 3's 4 KiB stride rose over 6-26 MiB but was half
-    // up by 8 MiB: the same loads, between the two.
+    // staircase's tilt (an H200's pinned memory at a 4 KiB stride rises over 6-26 MiB but
+    // is half up by 8 MiB): the same loads, between the two.
     let tilted = b_loads > a_loads && (b_loads / a_loads).ln() <= 2.0 * FINEST_SAME_LOADS.ln();
     let (page_bytes, entries, last_stride) = if near(a_loads, b_loads) || tilted {
         (first.stride, (a_loads * b_loads).sqrt(), second.stride)
     } else if near(a_loads, 2.0 * b_loads) {
         // The same bytes at both: the page is larger than the first stride. The third
         // stride confirms a page of the second when its clear step has the second's loads
-        // (session 7 run 2's pinned memory: 17 and 19 MiB, then 2663 loads of 16 KiB).
+        // (an H200's pinned memory: 17 and 19 MiB at 4 and 8 KiB, then 2663 loads of 16 KiB).
         let third = strides.get(2).filter(|t| t.stride == 2 * second.stride)?;
         let c = third
             .staircases
@@ -338,412 +335,4 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
         confidence: clarity * pattern,
         last_stride,
     })
-}
-
-#[derive(Clone, Copy)]
-struct Link {
-    stride_index: usize,
-    step_index: usize,
-    boundary: f64,
-}
-
-struct Chain {
-    links: Vec<Link>,
-    /// Once the boundary grows with the stride (stride beyond the page), it stays at a
-    /// fixed number of loads: the loads of each such link. Empty while it stands still.
-    growing_loads: Vec<f64>,
-}
-
-/// Where a step puts the boundary: exact when the sweep refined it to adjacent load
-/// counts, else the geometric middle of the gap.
-fn boundary(step: &Step, stride: u64) -> f64 {
-    let (below, above) = step.boundary;
-    if above - below <= stride {
-        below as f64
-    } else {
-        ((below as f64) * (above as f64)).sqrt()
-    }
-}
-
-fn build_chains(strides: &[StrideSteps]) -> Vec<Chain> {
-    let tolerance = SAME_BOUNDARY.ln();
-    let growing_tolerance = SAME_LOADS.ln();
-    let mut chains: Vec<Chain> = Vec::new();
-    for (si, s) in strides.iter().enumerate() {
-        let bounds: Vec<f64> = s.steps.iter().map(|st| boundary(st, s.stride)).collect();
-        // (error, chain, step, taken as growing, heights consistent)
-        let mut candidates: Vec<(f64, usize, usize, bool, bool)> = Vec::new();
-        for (ci, chain) in chains.iter().enumerate() {
-            let Some(last) = chain.links.last() else {
-                continue;
-            };
-            if si - last.stride_index > 2 {
-                continue;
-            }
-            let growth = s.stride as f64 / strides[last.stride_index].stride as f64;
-            let before = &strides[last.stride_index].steps[last.step_index];
-            // A growing chain predicts its settled number of loads (so it cannot drift); a
-            // standing one predicts the same boundary, or that it starts growing.
-            let predictions: Vec<(f64, bool)> = if chain.growing_loads.is_empty() {
-                vec![(last.boundary, false), (last.boundary * growth, true)]
-            } else {
-                vec![(median(&chain.growing_loads) * s.stride as f64, true)]
-            };
-            for (ti, &b) in bounds.iter().enumerate() {
-                // A level's step grows at most as fast as the stride; a clearly faster rise
-                // (beyond the noise, and by half again) means another level missing at the
-                // same footprint (a merged step), or that the chain began at a noise step.
-                let step = &s.steps[ti];
-                let most = growth * before.height;
-                let consistent = step.height
-                    <= (most + 4.0 * step.sigma.hypot(growth * before.sigma)).max(1.5 * most);
-                for &(predicted, growing) in &predictions {
-                    let error = (b / predicted).ln().abs();
-                    let tolerance = if growing {
-                        growing_tolerance
-                    } else {
-                        tolerance
-                    };
-                    if error <= tolerance {
-                        candidates.push((error, ci, ti, growing, consistent));
-                    }
-                }
-            }
-        }
-        candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut chain_taken = vec![false; chains.len()];
-        let mut step_taken = vec![false; bounds.len()];
-        let take = |chains: &mut Vec<Chain>, ci: usize, ti: usize, growing: bool| {
-            chains[ci].links.push(Link {
-                stride_index: si,
-                step_index: ti,
-                boundary: bounds[ti],
-            });
-            if growing {
-                chains[ci].growing_loads.push(bounds[ti] / s.stride as f64);
-            }
-        };
-        // One step per chain, one chain per step first, heights consistent; then a chain left
-        // without a step may share one already taken: two levels missing at one footprint.
-        for &(_, ci, ti, growing, consistent) in &candidates {
-            if consistent && !chain_taken[ci] && !step_taken[ti] {
-                chain_taken[ci] = true;
-                step_taken[ti] = true;
-                take(&mut chains, ci, ti, growing);
-            }
-        }
-        for &(_, ci, ti, growing, _) in &candidates {
-            if !chain_taken[ci] && step_taken[ti] {
-                chain_taken[ci] = true;
-                take(&mut chains, ci, ti, growing);
-            }
-        }
-        // Only a clear step starts a level; a faint one may still join one below.
-        for (ti, taken) in step_taken.iter().enumerate() {
-            if !taken && s.steps[ti].height >= STRONG_Z * s.steps[ti].sigma {
-                chains.push(Chain {
-                    links: vec![Link {
-                        stride_index: si,
-                        step_index: ti,
-                        boundary: bounds[ti],
-                    }],
-                    growing_loads: Vec::new(),
-                });
-            }
-        }
-    }
-    extend_downwards(&mut chains, strides);
-    chains
-}
-
-/// Whether a chain stops while its level should still show at the next two strides: a
-/// level's steps only grow with the stride, so its chain runs on to the last strides swept,
-/// unless its boundary leaves the footprints swept. Chance alignments of noise steps stop
-/// early.
-fn ends_early(chain: &Chain, strides: &[StrideSteps]) -> bool {
-    let Some(last) = chain.links.last() else {
-        return false;
-    };
-    let next: Vec<&StrideSteps> = strides.iter().skip(last.stride_index + 1).take(2).collect();
-    let last_stride = strides[last.stride_index].stride as f64;
-    // Two strides must follow: a step missed once, by noise, ends no level.
-    next.len() == 2
-        && next.iter().all(|s| {
-            // A standing chain may start growing at the next stride, and then leave the range.
-            let boundary = if chain.growing_loads.is_empty() {
-                last.boundary * s.stride as f64 / last_stride
-            } else {
-                median(&chain.growing_loads) * s.stride as f64
-            };
-            boundary * SAME_BOUNDARY < s.reach as f64
-        })
-}
-
-/// How many chains claim each step, by (stride index, step index).
-fn claims(chains: &[Chain]) -> HashMap<(usize, usize), usize> {
-    let mut claims = HashMap::new();
-    for chain in chains {
-        for link in &chain.links {
-            *claims
-                .entry((link.stride_index, link.step_index))
-                .or_insert(0) += 1;
-        }
-    }
-    claims
-}
-
-/// A chain with too few steps of its own that shares the rest with another follows the
-/// same level (it began at a noise step next to the level's) and goes, the least clear
-/// such chain first. (Two levels that merged keep steps of their own from before the merge.)
-fn untangle(mut chains: Vec<Chain>, strides: &[StrideSteps]) -> Vec<Chain> {
-    let key = |l: &Link| (l.stride_index, l.step_index);
-    loop {
-        let claims = claims(&chains);
-        let own = |c: &Chain| -> Vec<usize> {
-            (0..c.links.len())
-                .filter(|&i| claims[&key(&c.links[i])] == 1)
-                .collect()
-        };
-        let clarity = |c: &Chain| -> Option<f64> {
-            let own = own(c);
-            (own.len() < MIN_STRIDES && own.len() < c.links.len()).then(|| {
-                own.iter()
-                    .map(|&i| {
-                        let step = &strides[c.links[i].stride_index].steps[c.links[i].step_index];
-                        (step.height / step.sigma).powi(2)
-                    })
-                    .sum()
-            })
-        };
-        let weakest = chains
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| clarity(c).map(|z2| (i, z2)))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        match weakest {
-            Some((i, _)) => {
-                chains.remove(i);
-            }
-            None => return chains,
-        }
-    }
-}
-
-/// Faint steps rarely start a chain, so each chain then takes unclaimed steps at the
-/// strides below its first one (one missing stride tolerated) where it predicts them: at
-/// the same boundary while its boundaries stood still (below the page, seed 000 Figure 2's
-/// X/2), or at a proportionally smaller one while they grew with the stride (above it).
-fn extend_downwards(chains: &mut [Chain], strides: &[StrideSteps]) {
-    let tolerance = SAME_BOUNDARY.ln();
-    let mut claimed: std::collections::HashSet<(usize, usize)> = chains
-        .iter()
-        .flat_map(|c| c.links.iter().map(|l| (l.stride_index, l.step_index)))
-        .collect();
-    for chain in chains.iter_mut() {
-        'down: loop {
-            let first = chain.links[0];
-            let growing = chain.links.get(1).is_some_and(|second| {
-                let growth = strides[second.stride_index].stride as f64
-                    / strides[first.stride_index].stride as f64;
-                let ratio = second.boundary / first.boundary;
-                ratio.ln().abs() > (ratio / growth).ln().abs()
-            });
-            let above = &strides[first.stride_index].steps[first.step_index];
-            for si in (first.stride_index.saturating_sub(2)..first.stride_index).rev() {
-                let s = &strides[si];
-                let expected = if growing {
-                    first.boundary * s.stride as f64 / strides[first.stride_index].stride as f64
-                } else {
-                    first.boundary
-                };
-                let best = (0..s.steps.len())
-                    .filter(|&ti| !claimed.contains(&(si, ti)))
-                    .map(|ti| (ti, (boundary(&s.steps[ti], s.stride) / expected).ln().abs()))
-                    .filter(|&(ti, error)| {
-                        let step = &s.steps[ti];
-                        error <= tolerance
-                            && step.height <= above.height + 4.0 * step.sigma.hypot(above.sigma)
-                    })
-                    .min_by(|a, b| a.1.total_cmp(&b.1));
-                if let Some((ti, _)) = best {
-                    claimed.insert((si, ti));
-                    chain.links.insert(
-                        0,
-                        Link {
-                            stride_index: si,
-                            step_index: ti,
-                            boundary: boundary(&s.steps[ti], s.stride),
-                        },
-                    );
-                    continue 'down;
-                }
-            }
-            break;
-        }
-    }
-}
-
-struct FitLink {
-    stride_index: usize,
-    stride: u64,
-    step: Step,
-    boundary: f64,
-    merged: bool,
-}
-
-/// Page, entries, penalty and confidence of one chain, if it is a level.
-fn fit_level(links: &[FitLink]) -> Option<FittedLevel> {
-    let own: Vec<&FitLink> = links.iter().filter(|l| !l.merged).collect();
-    let consecutive = own
-        .windows(2)
-        .any(|w| w[1].stride_index == w[0].stride_index + 1);
-    if own.len() < MIN_STRIDES || !consecutive {
-        return None;
-    }
-    // Up to the page, the boundary stands still, so the page is at most the last stride
-    // of the chain's initial flat run; a page below that stride means a set-associative
-    // level (seed 002's GT200 L2), which the heights must show clearly.
-    let flat_until = flat_until(links);
-    let candidates: Vec<u64> = match own
-        .iter()
-        .map(|l| l.stride)
-        .filter(|&s| s <= flat_until)
-        .collect::<Vec<_>>()
-    {
-        within if !within.is_empty() => within,
-        _ => own.iter().map(|l| l.stride).collect(),
-    };
-    let fit = candidates
-        .into_iter()
-        .map(|page| fit_page(&own, page))
-        .min_by(|a, b| {
-            let score = |f: &PageFit| {
-                f.chi2
-                    + if f.page < flat_until {
-                        SET_ASSOCIATIVE_PRIOR
-                    } else {
-                        0.0
-                    }
-            };
-            score(a).total_cmp(&score(b)).then(b.page.cmp(&a.page))
-        })?;
-    if fit.penalty <= 0.0 {
-        return None;
-    }
-    // Reach: boundaries at strides up to the page, all the same but for noise. Those far
-    // from their median are dropped; of the rest, the clearest steps count most (a faint
-    // step is easily placed a little late, into a set-associative ramp).
-    let all_flat: Vec<f64> = links
-        .iter()
-        .filter(|l| l.stride <= fit.page)
-        .map(|l| l.boundary)
-        .collect();
-    let centre = median(&all_flat);
-    let flat: Vec<&FitLink> = links
-        .iter()
-        .filter(|l| l.stride <= fit.page && (l.boundary / centre).ln().abs() < 1.1f64.ln())
-        .collect();
-    let reach = if flat.is_empty() {
-        centre
-    } else {
-        weighted_median(
-            &flat.iter().map(|l| l.boundary).collect::<Vec<_>>(),
-            &flat
-                .iter()
-                .map(|l| (l.step.height / l.step.sigma).powi(2))
-                .collect::<Vec<_>>(),
-        )
-    };
-    let entries = ((reach / fit.page as f64).round() as u64).max(1);
-    // Penalty: the full-height steps (stride at least the page). Below the page, a step's
-    // top can fall inside a set-associative ramp and read low.
-    let full: Vec<&FitLink> = own
-        .iter()
-        .copied()
-        .filter(|l| l.stride >= fit.page)
-        .collect();
-    let weights: Vec<f64> = full.iter().map(|l| 1.0 / l.step.sigma.powi(2)).collect();
-    let total: f64 = weights.iter().sum();
-    let penalty = full
-        .iter()
-        .zip(&weights)
-        .map(|(l, w)| w * l.step.height)
-        .sum::<f64>()
-        / total;
-    let penalty_sigma = 1.0 / total.sqrt();
-
-    // Confidence: how clear the penalty is, how well the model fits, and how much of the
-    // Figure 2 pattern (half stride: same boundary, half height; double stride: full
-    // height) was seen.
-    let z = penalty / penalty_sigma;
-    let clarity = 1.0 - (-z / 10.0).exp();
-    let dof = own.len().saturating_sub(2).max(1) as f64;
-    let goodness = 1.0 / (1.0 + (fit.chi2 / dof - 1.0).max(0.0) / 4.0);
-    let half_seen = own.iter().any(|l| {
-        l.stride * 2 == fit.page
-            && (0.3..=0.7).contains(&(l.step.height / penalty))
-            && (l.boundary / reach).ln().abs() < SAME_BOUNDARY.ln()
-    });
-    let double_seen = own
-        .iter()
-        .any(|l| l.stride == fit.page * 2 && (0.75..=1.3).contains(&(l.step.height / penalty)));
-    let pattern =
-        0.6 + 0.2 * f64::from(u8::from(half_seen)) + 0.2 * f64::from(u8::from(double_seen));
-    Some(FittedLevel {
-        entries,
-        page_bytes: fit.page,
-        penalty_cycles: penalty,
-        confidence: (clarity * goodness * pattern).clamp(0.0, 1.0),
-        last_stride: links.iter().map(|l| l.stride).max().unwrap_or(0),
-    })
-}
-
-/// The last stride of the chain's initial run of boundaries that stay put (each closer to
-/// its predecessor than to the predecessor scaled by the stride).
-fn flat_until(links: &[FitLink]) -> u64 {
-    let mut last = links.first().map_or(0, |l| l.stride);
-    for pair in links.windows(2) {
-        let growth = pair[1].stride as f64 / pair[0].stride as f64;
-        let ratio = pair[1].boundary / pair[0].boundary;
-        if ratio.ln().abs() >= (ratio / growth).ln().abs() {
-            break;
-        }
-        last = pair[1].stride;
-    }
-    last
-}
-
-struct PageFit {
-    page: u64,
-    penalty: f64,
-    chi2: f64,
-}
-
-/// Least-squares fit of `height = penalty * min(1, stride / page)` for one candidate page.
-fn fit_page(links: &[&FitLink], page: u64) -> PageFit {
-    let xs: Vec<f64> = links
-        .iter()
-        .map(|l| (l.stride as f64 / page as f64).min(1.0))
-        .collect();
-    let ws: Vec<f64> = links
-        .iter()
-        .map(|l| 1.0 / (l.step.sigma * l.step.sigma).max(1e-12))
-        .collect();
-    let (mut sxy, mut sxx) = (0.0, 0.0);
-    for ((l, x), w) in links.iter().zip(&xs).zip(&ws) {
-        sxy += w * x * l.step.height;
-        sxx += w * x * x;
-    }
-    let penalty = sxy / sxx;
-    let chi2 = links
-        .iter()
-        .zip(&xs)
-        .zip(&ws)
-        .map(|((l, x), w)| (w * (l.step.height - penalty * x).powi(2)).min(FIT_CLIP))
-        .sum();
-    PageFit {
-        page,
-        penalty,
-        chi2,
-    }
 }

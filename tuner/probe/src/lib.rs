@@ -10,9 +10,13 @@ pub mod sim;
 
 mod backend;
 mod cache_sweep;
+mod cache_sweep_level;
+mod cache_sweep_measure;
 mod caches;
 mod infer_cache;
 mod infer_tlb;
+mod infer_tlb_chains;
+mod infer_tlb_fit;
 mod metered;
 mod options;
 mod progress;

@@ -1,5 +1,5 @@
 //! The TLB inference on curves recorded on a real GPU (committed under
-//! `benchmarks/results/`): the simulator's curves are clean by construction, these are not.
+//! `tests/fixtures/h200/`): the simulator's curves are clean by construction, these are not.
 //! The truth is not known exactly, so the tests pin what the curves plainly show.
 
 use memtune_core::profile::{MemoryKind, Profile, Section, TlbKind};
@@ -7,7 +7,7 @@ use memtune_probe::infer_tlb;
 
 const H200: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../benchmarks/results/2026-11-21-h200-probe-first/profiles/GPU-61cccf85-710e-bc24-2d4b-64325410617d.json"
+    "/../../tests/fixtures/h200/GPU-61cccf85-710e-bc24-2d4b-64325410617d.json"
 );
 
 fn reinfer(kind: MemoryKind) -> TlbKind {
@@ -73,11 +73,11 @@ fn h200_pinned_memory_does_not_read_noise_as_levels() {
     assert!(t.levels.len() <= 3, "{} levels", t.levels.len());
 }
 
-/// The first pinned TLB level of a recorded profile (under `benchmarks/results`),
+/// The first pinned TLB level of a recorded profile (under `tests/fixtures/h200`),
 /// re-inferred from its curves: (page bytes, reach in MiB, penalty in cycles).
 fn first_pinned_level(profile: &str) -> (u64, f64, f64) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../benchmarks/results")
+        .join("../../tests/fixtures/h200")
         .join(profile);
     let t = reinfer_at(&path, MemoryKind::Pinned);
     let first = &t.levels[0];
@@ -85,23 +85,24 @@ fn first_pinned_level(profile: &str) -> (u64, f64, f64) {
     (first.page_bytes, reach_mib, first.miss_penalty_cycles)
 }
 
-/// Mapped host memory on the H200s of sessions 5 and 6: the 4 KiB-stride chase climbs by
-/// 7-11% over 6-32 MiB in a staircase, and the 8 KiB one at twice the footprints (the same
-/// number of loads). The probe reports it as a level of 4 KiB pages with its middle at
-/// 12-22 MiB: the reach the planners' TLB-reach bet keeps zero-copy passes within. Before
-/// the staircase and finest-level rules these curves gave first levels of 23-1064 MiB.
+/// Mapped host memory on nine H200s (provenance in `docs/calibration.md`): the 4 KiB-stride
+/// chase climbs by 7-11% over 6-32 MiB in a staircase, and the 8 KiB one at twice the
+/// footprints (the same number of loads). The probe reports it as a level of 4 KiB pages
+/// with its middle at 12-22 MiB: the reach the planners' TLB-reach bet keeps zero-copy
+/// passes within. Without the staircase and finest-level rules (`infer_tlb::finest_level`)
+/// these curves give first levels of 23-1064 MiB.
 #[test]
 fn h200_pinned_memory_shows_its_finest_level() {
     for profile in [
-        "2026-11-22-h200-session5-run1/profiles/GPU-9f7d556a-89da-7079-66f0-e8a5e9cdd775.json",
-        "2026-11-22-h200-session5-run2/profiles/GPU-af2e01be-eaf5-74a0-c6a7-847748079011.json",
-        "2026-11-22-h200-session5-run3/profiles/GPU-6ddbbc16-1cfd-6565-82f7-fd898073301e.json",
-        "2026-11-22-h200-session5-run4/profiles/GPU-78df8647-bae4-4977-6093-661cf5a2df50.json",
-        "2026-11-22-h200-session6-run1/profiles/GPU-e9016a24-d2b7-c42f-ff80-abbe43f3b522.json",
-        "2026-11-22-h200-session6-run2/profiles/GPU-14f4e591-ace0-a7d4-10af-bee58efc2c40.json",
-        "2026-11-22-h200-session4-curve/profiles/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
-        "2026-11-22-h200-session4-final/profiles/GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
-        "2026-11-22-h200-session6-run3/profiles/GPU-0d048cc6-e705-a89e-2d28-ad6ce7d2c2d5.json",
+        "GPU-9f7d556a-89da-7079-66f0-e8a5e9cdd775.json",
+        "GPU-af2e01be-eaf5-74a0-c6a7-847748079011.json",
+        "GPU-6ddbbc16-1cfd-6565-82f7-fd898073301e.json",
+        "GPU-78df8647-bae4-4977-6093-661cf5a2df50.json",
+        "GPU-e9016a24-d2b7-c42f-ff80-abbe43f3b522.json",
+        "GPU-14f4e591-ace0-a7d4-10af-bee58efc2c40.json",
+        "GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json",
+        "GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
+        "GPU-0d048cc6-e705-a89e-2d28-ad6ce7d2c2d5.json",
     ] {
         let (page, reach_mib, penalty) = first_pinned_level(profile);
         assert_eq!(page, 4096, "{profile}");
@@ -116,23 +117,24 @@ fn h200_pinned_memory_shows_its_finest_level() {
     }
 }
 
-/// Two more shapes of the finest pinned level (session 7). Left out, the first pinned level
-/// reached 1152 and 800 MiB, and one pass over 256 MiB ran 1.074x and 1.088x the best.
+/// Two more shapes of the finest pinned level on H200s: a tilted staircase, and steps at the
+/// same bytes. Without these readings the first pinned level reaches 1152 and 800 MiB, and
+/// one pass over 256 MiB runs 1.074x and 1.088x the best.
 #[test]
 fn finest_levels_tilted_or_at_the_same_bytes_are_read() {
     for (profile, page_bytes, reach) in [
-        // Run 3, tilted: the 4 KiB stride rose over 6-26 MiB, half up by 8 MiB (2048
+        // Tilted: the 4 KiB stride rises over 6-26 MiB, half up by 8 MiB (2048
         // loads); the 8 KiB stride over 20-64 MiB, half up at 38 MiB (4826 loads). No level
         // puts the second stride's boundary at more loads: the same loads, between the two.
         (
-            "2026-11-22-h200-session7-run3/profiles/GPU-266b3189-83de-4bcd-ffb5-4a2d8c1fb294.json",
+            "GPU-266b3189-83de-4bcd-ffb5-4a2d8c1fb294.json",
             4096,
             8.0..=19.0,
         ),
-        // Run 2, the same bytes: the 4 and 8 KiB strides rise at 17 and 19 MiB (4431 and
+        // The same bytes: the 4 and 8 KiB strides rise at 17 and 19 MiB (4431 and
         // 2481 loads), the 16 KiB stride at 2663 loads: pages of 8 KiB.
         (
-            "2026-11-22-h200-session7-run2/profiles/GPU-0604ef8d-302a-b6c3-ea77-518b61f7a1f3.json",
+            "GPU-0604ef8d-302a-b6c3-ea77-518b61f7a1f3.json",
             8192,
             17.0..=22.0,
         ),

@@ -242,12 +242,13 @@ fn h100_like_hierarchy() {
 /// which no stride or same-set chase explains: the probe must not report it.
 const H200_SMALL_RISE: &str = "L2 small rise";
 
-/// The closest model of an H200's measured caches (benchmarks/results/
-/// 2026-11-22-h200-cache-explore/NOTES.md): L1 186 KiB (default carveout) and 240 KiB
-/// (largest), 32 cycles; the 9% rise at 256 B; the L2 as a near 28 MiB at 282 cycles and the
-/// whole 56 MiB at 505 (the simulator's partition convention); DRAM 655; the constant
-/// cache's 2 KiB, 64 B, 4 ways at 34 cycles and a bank-sized level at 104 behind it; shared
-/// memory 29; the GPU backend's 2^22-element rings.
+/// The closest model of an H200's measured caches
+/// (`git show 2317edf:benchmarks/results/2026-11-22-h200-cache-explore/NOTES.md`): L1
+/// 186 KiB (default carveout) and 240 KiB (largest), 32 cycles; the 9% rise at 256 B; the
+/// L2 as a near 28 MiB at 282 cycles and the whole 56 MiB at 505 (the simulator's partition
+/// convention); DRAM 655; the constant cache's 2 KiB, 64 B, 4 ways at 34 cycles and a
+/// bank-sized level at 104 behind it; shared memory 29; the GPU backend's 2^22-element
+/// rings.
 fn h200_like(seed: u64) -> SimConfig {
     let text = format!(
         r#"{{"schema": "memtune-sim/1", "name": "h200-like", "sm_count": 132, "clock_mhz": 1980,

@@ -38,11 +38,11 @@ impl<'a> Translation<'a> {
     }
 
     /// The bytes to price a scope of `scope` bytes at on this kind's measured curve.
-    /// Zero-copy's fall moves with the allocation (benchmarks/results/
-    /// 2026-11-22-h200-session5-zero-copy): the probe's knee is the last region its own
-    /// buffer read fast, so pinned memory is priced there as the curve has it one doubling
-    /// on. On all fourteen H200s swept, one pass over 512 MiB, the probe's knee on each, ran
-    /// 1.09-1.29x slower than the best split.
+    /// Zero-copy's fall moves with the allocation
+    /// (`git show 2317edf:benchmarks/results/2026-11-22-h200-session5-zero-copy/`): the
+    /// probe's knee is the last region its own buffer read fast, so pinned memory is priced
+    /// there as the curve has it one doubling on. On all fourteen H200s swept, one pass over
+    /// 512 MiB, the probe's knee on each, ran 1.09-1.29x slower than the best split.
     pub(crate) fn priced_bytes(&self, scope: u64) -> u64 {
         match self.curve.and_then(|c| c.knee_bytes) {
             Some(knee) if self.kind == MemoryKind::Pinned && scope >= knee => {

@@ -6,9 +6,11 @@ mod decisions;
 
 mod plan;
 mod probe;
+mod profiles;
 mod raw;
 mod render;
 pub mod size;
+mod tune;
 
 pub use crate::exit::{CliError, Exit};
 

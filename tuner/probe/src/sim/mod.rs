@@ -6,6 +6,8 @@ mod cache;
 mod config;
 mod model;
 mod noise;
+mod parse;
+mod parse_fields;
 mod simulator;
 
 pub use config::{

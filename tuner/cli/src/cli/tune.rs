@@ -1,0 +1,340 @@
+//! The verbs that probe: bare `cargo tune` (every visible GPU, into the user cache or the
+//! project) and `cargo tune probe` (one GPU or a simulated one, into a file), with the
+//! profile's provenance, the `--quick` bounds and the end-of-probe summary.
+
+use super::commands::{print_json, Ctx};
+use super::probe::{self, ProbeArgs};
+use super::profiles::replacing;
+use super::TuneArgs;
+use crate::exit::{CliError, Exit};
+use memtune::device;
+use memtune_core::profile::{DeviceIdentity, MemoryKind, Profile, Provenance, Section};
+use memtune_core::store;
+use memtune_core::{codec, time};
+use memtune_probe::gpu::{Bounds, Gpu};
+use memtune_probe::sim::{SimConfig, Simulator};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The version of the probe's method; bumped when what it measures or infers changes.
+pub const PROBE_VERSION: u32 = 1;
+
+fn provenance(
+    options: BTreeMap<String, serde_json::Value>,
+    simulator: Option<String>,
+) -> Provenance {
+    Provenance {
+        memtune_version: env!("CARGO_PKG_VERSION").to_string(),
+        probe_version: PROBE_VERSION,
+        created_at: time::now_rfc3339(),
+        duration_seconds: 0.0,
+        options,
+        simulator,
+    }
+}
+
+fn bounds(args: &ProbeArgs) -> Bounds {
+    // Quick mode bounds the host-backed kinds unless told otherwise: pinning 8 GiB took
+    // 5 s and populating tens of GiB of managed memory 7 s on an H200, most of a quick
+    // probe. The H200's managed TLB reaches about 4.2 GiB, inside the bound with the quick
+    // sweep's margin; pinned levels past 1 GiB are left to the full probe.
+    let quick = |given: Option<u64>, bound: u64| match given {
+        None if args.quick => Some(bound),
+        other => other,
+    };
+    Bounds {
+        device: args.max_device,
+        pinned: quick(args.max_pinned, QUICK_MAX_PINNED),
+        managed: quick(args.max_managed, QUICK_MAX_MANAGED),
+    }
+}
+
+/// What `--quick` shortens, printed with its results.
+const QUICK_NOTE: &str = "quick: TLB boundaries to 8% with fewer repeats, pinned memory up to 1 GiB and managed up to 8 GiB (unless --max-pinned/--max-managed), random access at every fourth power of two, staging in f32 on 256³ with 1 and 6 repeats, cache sizes past 64K-element rings to 8%, no line for such levels";
+
+/// One line each for the bandwidth and staging sections of the end-of-probe summary.
+fn section_summary(p: &Profile) -> Vec<String> {
+    let gbs = |b: f64| format!("{:.0} GB/s", b / 1e9);
+    let bandwidth = match &p.bandwidth {
+        Section::Measured(b) => {
+            let zero_copy: Vec<String> = b
+                .zero_copy_read
+                .iter()
+                .map(|(k, v)| format!("{k} {}", gbs(*v)))
+                .collect();
+            format!(
+                "bandwidth: device copy {}, host-to-device {}, device-to-host {}, zero-copy reads {}",
+                gbs(b.device_to_device),
+                gbs(b.host_to_device),
+                gbs(b.device_to_host),
+                zero_copy.join(", ")
+            )
+        }
+        other => format!("bandwidth: {}", other.status_line()),
+    };
+    let staging = match &p.shared_memory_staging {
+        Section::Measured(t) => {
+            let pays = t.entries.iter().filter(|e| e.benefit > 1.0).count();
+            let best = t
+                .entries
+                .iter()
+                .max_by(|a, b| a.benefit.total_cmp(&b.benefit));
+            match best {
+                Some(e) => format!(
+                    "staging: pays in {pays} of {} cases; best benefit {:.2}x ({} x{} on {}³)",
+                    t.entries.len(),
+                    e.benefit,
+                    e.dtype,
+                    e.repeats,
+                    e.grid[0]
+                ),
+                None => "staging: no case measured".to_string(),
+            }
+        }
+        other => format!("staging: {}", other.status_line()),
+    };
+    vec![bandwidth, staging]
+}
+
+/// Pinned and managed memory a `--quick` probe takes at most, unless given.
+pub const QUICK_MAX_PINNED: u64 = 1 << 30;
+pub const QUICK_MAX_MANAGED: u64 = 8 << 30;
+
+/// Probes GPU `ordinal` into a profile. A probe that cannot start marks every section it
+/// would have filled as failed, with the reason; the identity is kept either way.
+fn probe_gpu(
+    ctx: &Ctx,
+    ordinal: usize,
+    id: DeviceIdentity,
+    args: &ProbeArgs,
+    options: BTreeMap<String, serde_json::Value>,
+) -> (Profile, bool) {
+    let start = Instant::now();
+    let mut profile = Profile::identity_only(id.clone(), provenance(options, None));
+    let mut failed = match Gpu::open(ordinal, id.clone(), &bounds(args)) {
+        Ok(mut gpu) => {
+            // The caches first, on a quiet GPU, before the sections that allocate their own.
+            let caches =
+                probe::run_caches(&mut gpu, args, &format!("GPU {ordinal}: caches"), ctx.quiet);
+            let caches_failed = probe::apply_caches(&mut profile, caches.as_ref());
+            let result = probe::run(&mut gpu, args, &format!("GPU {ordinal}"), ctx.quiet);
+            // Frees the probe's buffers before the sections that allocate their own.
+            drop(gpu);
+            for w in &result.warnings {
+                ctx.note(&format!("warning: {w}"));
+            }
+            probe::apply(&mut profile, &result) || caches_failed
+        }
+        Err(e) => {
+            let reason = format!("the probe could not start: {e}");
+            for kind in MemoryKind::ALL {
+                *profile.tlb.get_mut(kind) = Section::failed(&reason);
+                *profile.random_access.get_mut(kind) = Section::failed(&reason);
+            }
+            if !args.no_caches {
+                profile.caches = Section::failed(&reason);
+            }
+            true
+        }
+    };
+    profile.bandwidth = if args.no_bandwidth {
+        Section::not_measured("skipped (--no-bandwidth)")
+    } else {
+        let bar = crate::progress::Bar::new(format!("GPU {ordinal}: bandwidth"), ctx.quiet);
+        let measured = memtune_probe::gpu::bandwidth::measure(ordinal, &id, args.quick);
+        bar.finish(if measured.is_ok() {
+            "measured"
+        } else {
+            "failed"
+        });
+        measured.map_or_else(
+            |e| {
+                failed = true;
+                Section::failed(e.to_string())
+            },
+            Section::Measured,
+        )
+    };
+    profile.shared_memory_staging = if args.no_staging {
+        Section::not_measured("skipped (--no-staging)")
+    } else {
+        let mut bar = crate::progress::Bar::new(format!("GPU {ordinal}: staging"), ctx.quiet);
+        let measured = memtune::launch::Runtime::open(ordinal).and_then(|mut rt| {
+            memtune_probe::gpu::staging::measure(&mut rt, args.quick, &mut |f, d| bar.update(f, d))
+        });
+        bar.finish(if measured.is_ok() {
+            "measured"
+        } else {
+            "failed"
+        });
+        measured.map_or_else(
+            |e| {
+                failed = true;
+                Section::failed(e.to_string())
+            },
+            Section::Measured,
+        )
+    };
+    profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+    (profile, failed)
+}
+
+/// Writes charts if asked, and reports where.
+pub(super) fn plots(
+    ctx: &Ctx,
+    dir: Option<&Path>,
+    profile: &Profile,
+) -> Result<Vec<PathBuf>, CliError> {
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
+    };
+    let written = probe::write_plots(dir, profile)?;
+    for p in &written {
+        ctx.note(&format!("chart: {}", p.display()));
+    }
+    Ok(written)
+}
+
+/// Bare `cargo tune`: probe each visible GPU and store its profile in the cache (or project).
+pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
+    let ids = match args.device {
+        Some(ordinal) => vec![(ordinal, device::identity(ordinal)?)],
+        None => device::list()?.into_iter().enumerate().collect(),
+    };
+    let store = if args.project {
+        ctx.project()
+    } else {
+        ctx.cache()?
+    };
+    let mut written = Vec::new();
+    let mut any_failed = false;
+    for (ordinal, id) in ids {
+        ctx.note(&format!("GPU {ordinal}: {} {}", id.name, id.uuid));
+        let mut options = args.probe.record();
+        options.insert("project".to_string(), json!(args.project));
+        let (mut profile, failed) = probe_gpu(ctx, ordinal, id, &args.probe, options);
+        any_failed |= failed;
+        if args.project {
+            // A committed profile is replaced only with a word about it.
+            codec::seal(&mut profile);
+            if let Some(note) = replacing(&store, &profile) {
+                ctx.note(&format!("warning: {note}"));
+            }
+        }
+        let path = store.save(&mut profile)?;
+        let charts = plots(ctx, args.probe.plot.as_deref(), &profile)?;
+        written.push((ordinal, profile, path, charts));
+    }
+    if ctx.json {
+        let items: Vec<_> = written
+            .iter()
+            .map(|(o, p, path, charts)| {
+                json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name,
+                "digest": p.digest, "path": path, "duration_seconds": p.provenance.duration_seconds,
+                "tlb": probe::summary(p), "caches": probe::cache_summary(p),
+                "sections": section_summary(p),
+                "quick": args.probe.quick.then_some(QUICK_NOTE), "charts": charts})
+            })
+            .collect();
+        print_json(&json!({ "profiles": items }));
+    } else {
+        for (o, p, path, _) in &written {
+            println!(
+                "GPU {o}  {}  {}  ({:.1} s)",
+                p.device.name, p.device.uuid, p.provenance.duration_seconds
+            );
+            for line in probe::summary(p) {
+                println!("  TLB {line}");
+            }
+            for line in probe::cache_summary(p) {
+                println!("  caches: {line}");
+            }
+            for line in section_summary(p) {
+                println!("  {line}");
+            }
+            if args.probe.quick {
+                println!("  {QUICK_NOTE}");
+            }
+            println!("  profile written to {}", path.display());
+        }
+    }
+    Ok(if any_failed { Exit::Partial } else { Exit::Ok })
+}
+
+/// `cargo tune probe`: one GPU or a simulated one, into a file.
+pub(super) fn probe_to_file(
+    ctx: &Ctx,
+    simulate: Option<&str>,
+    output: &Path,
+    gpu: usize,
+    args: &ProbeArgs,
+) -> Result<Exit, CliError> {
+    let (mut profile, failed) = match simulate {
+        Some(spec) => {
+            let config = SimConfig::from_spec(spec)
+                .map_err(|e| CliError::new(Exit::InvalidProfile, e.to_string()))?;
+            let start = Instant::now();
+            let name = config.name.clone();
+            let mut sim = Simulator::new(config);
+            let identity = sim.identity();
+            let caches = probe::run_caches(
+                &mut sim,
+                args,
+                &format!("simulated {name}: caches"),
+                ctx.quiet,
+            );
+            let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
+            let mut profile = Profile::identity_only(
+                identity,
+                provenance(simulated_options(args, spec), Some(name.clone())),
+            );
+            let failed = probe::apply(&mut profile, &result)
+                | probe::apply_caches(&mut profile, caches.as_ref());
+            let unmodelled = "the simulator models TLBs, random access and caches only";
+            profile.shared_memory_staging = Section::not_measured(unmodelled);
+            profile.bandwidth = Section::not_measured(unmodelled);
+            profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+            (profile, failed)
+        }
+        None => {
+            let id = device::identity(gpu)?;
+            probe_gpu(ctx, gpu, id, args, args.record())
+        }
+    };
+    let text = codec::to_json(&mut profile);
+    store::write_atomic(output, text.as_bytes()).map_err(|e| {
+        CliError::new(
+            Exit::Io,
+            format!(
+                "{}: cannot write the profile: {e}; choose a writable path",
+                output.display()
+            ),
+        )
+    })?;
+    let charts = plots(ctx, args.plot.as_deref(), &profile)?;
+    if ctx.json {
+        print_json(
+            &json!({"path": output, "uuid": profile.device.uuid, "simulated": profile.is_simulated(),
+            "digest": profile.digest, "tlb": probe::summary(&profile), "caches": probe::cache_summary(&profile),
+            "charts": charts, "profile": profile}),
+        );
+    } else {
+        println!("{}", profile.device.name);
+        for line in probe::summary(&profile) {
+            println!("  TLB {line}");
+        }
+        for line in probe::cache_summary(&profile) {
+            println!("  caches: {line}");
+        }
+        println!("  profile written to {}", output.display());
+    }
+    Ok(if failed { Exit::Partial } else { Exit::Ok })
+}
+
+fn simulated_options(args: &ProbeArgs, spec: &str) -> BTreeMap<String, serde_json::Value> {
+    let mut options = args.record();
+    options.insert("simulate".to_string(), json!(spec));
+    options
+}

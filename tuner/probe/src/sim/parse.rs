@@ -1,0 +1,498 @@
+//! Reading a `memtune-sim/1` document into a [`SimConfig`]: the top level, the memory
+//! kinds and their TLB levels, the cache levels and the noise, each validated against the
+//! others (a page no larger than the memory, ways no more than entries, a cache size a whole
+//! number of sets). The typed field readers it uses are in `parse_fields.rs`.
+
+use super::config::{
+    CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig,
+    DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
+};
+use super::parse_fields::join;
+use memtune_core::profile::MemoryKind;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Reads one document, carrying the origin for error messages.
+pub(super) struct Parser<'a> {
+    pub(super) origin: &'a str,
+}
+
+impl Parser<'_> {
+    pub(super) fn config(&self, value: &Value) -> Result<SimConfig, SimConfigError> {
+        let root = value.as_object().ok_or_else(|| SimConfigError::Json {
+            origin: self.origin.to_string(),
+            message: "the top level is not an object".to_string(),
+        })?;
+        match root.get("schema") {
+            Some(Value::String(s)) if s == SCHEMA => {}
+            Some(other) => {
+                return Err(SimConfigError::Schema {
+                    origin: self.origin.to_string(),
+                    found: other.to_string(),
+                })
+            }
+            None => {
+                return Err(SimConfigError::Schema {
+                    origin: self.origin.to_string(),
+                    found: "missing".to_string(),
+                })
+            }
+        }
+        let name = match self.required(root, "", "name")? {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            _ => {
+                return Err(self.invalid(
+                    "name",
+                    "must be a non-empty string",
+                    "name the simulated GPU, e.g. \"name\": \"my-gpu\"",
+                ))
+            }
+        };
+        let sm_count = self.positive_int(root, "", "sm_count", "e.g. \"sm_count\": 56")?;
+        let sm_count = u32::try_from(sm_count).map_err(|_| {
+            self.invalid(
+                "sm_count",
+                "is too large",
+                "use the GPU's SM count, e.g. 56",
+            )
+        })?;
+        let clock_mhz = self.positive_number(
+            root,
+            "",
+            "clock_mhz",
+            "give the SM clock in MHz, e.g. \"clock_mhz\": 1480",
+        )?;
+        let l2_hit_cycles = self.positive_number(
+            root,
+            "",
+            "l2_hit_cycles",
+            "give the latency of a chase load that hits every TLB, e.g. \"l2_hit_cycles\": 293",
+        )?;
+
+        let kinds_value = self.required(root, "", "memory_kinds")?;
+        let kinds_obj = kinds_value.as_object().ok_or_else(|| {
+            self.invalid(
+                "memory_kinds",
+                "must be an object",
+                "e.g. \"memory_kinds\": { \"device\": { ... } }",
+            )
+        })?;
+        if kinds_obj.is_empty() {
+            return Err(self.invalid(
+                "memory_kinds",
+                "is empty",
+                "describe at least one of device, pinned, managed",
+            ));
+        }
+        let mut memory_kinds = BTreeMap::new();
+        for (key, kind_value) in kinds_obj {
+            let kind: MemoryKind = key.parse().map_err(|_| {
+                self.invalid(
+                    &format!("memory_kinds.{key}"),
+                    "is not a memory kind",
+                    "use device, pinned or managed",
+                )
+            })?;
+            let kind_config = self.kind(kind_value, &format!("memory_kinds.{key}"), sm_count)?;
+            memory_kinds.insert(kind, kind_config);
+        }
+
+        let noise = match root.get("noise") {
+            None | Some(Value::Null) => NoiseConfig::default(),
+            Some(v) => self.noise(v)?,
+        };
+
+        let caches = self.cache_levels(root, "caches", true)?;
+        let constant_caches = self.cache_levels(root, "constant_caches", false)?;
+        let dram_cycles = self.optional_positive(
+            root,
+            "dram_cycles",
+            "give the latency of a chase load that misses every cache, e.g. \"dram_cycles\": 600",
+        )?;
+        if !caches.is_empty() && dram_cycles.is_none() {
+            return Err(SimConfigError::Missing {
+                origin: self.origin.to_string(),
+                key: "dram_cycles".to_string(),
+                fix: "a simulator with `caches` needs the latency of a load that misses them all, e.g. \"dram_cycles\": 600".to_string(),
+            });
+        }
+        let constant_miss_cycles = self
+            .optional_positive(
+                root,
+                "constant_miss_cycles",
+                "give the latency of a constant load that misses every constant cache, e.g. 476",
+            )?
+            .or(dram_cycles);
+        if !constant_caches.is_empty() && constant_miss_cycles.is_none() {
+            return Err(SimConfigError::Missing {
+                origin: self.origin.to_string(),
+                key: "constant_miss_cycles".to_string(),
+                fix: "a simulator with `constant_caches` needs `constant_miss_cycles` or `dram_cycles`".to_string(),
+            });
+        }
+        let shared_memory_cycles = self.optional_positive(
+            root,
+            "shared_memory_cycles",
+            "give the latency of a dependent shared-memory load, e.g. 30",
+        )?;
+        let max_chase_elements = match root.get("max_chase_elements") {
+            None | Some(Value::Null) => DEFAULT_MAX_CHASE_ELEMENTS,
+            Some(_) => self.positive_int(
+                root,
+                "",
+                "max_chase_elements",
+                "give the longest chase ring the GPU allows, e.g. 65536",
+            )?,
+        };
+
+        Ok(SimConfig {
+            name,
+            sm_count,
+            clock_mhz,
+            l2_hit_cycles,
+            memory_kinds,
+            caches,
+            constant_caches,
+            dram_cycles,
+            constant_miss_cycles,
+            shared_memory_cycles,
+            max_chase_elements,
+            noise,
+        })
+    }
+
+    fn optional_positive(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        fix: &str,
+    ) -> Result<Option<f64>, SimConfigError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.positive_number(obj, "", key, fix).map(Some),
+        }
+    }
+
+    /// `caches` or `constant_caches`: an array of levels, fastest first, names unique.
+    fn cache_levels(
+        &self,
+        root: &Map<String, Value>,
+        key: &str,
+        data: bool,
+    ) -> Result<Vec<CacheLevelConfig>, SimConfigError> {
+        let items = match root.get(key) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(_) => {
+                return Err(self.invalid(
+                    key,
+                    "must be an array of levels",
+                    "list the levels fastest first, e.g. [{\"name\": \"L1\", \"size_bytes\": 384, \"line_bytes\": 32, \"ways\": 3, \"hit_cycles\": 30}]",
+                ))
+            }
+        };
+        let mut levels: Vec<CacheLevelConfig> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("{key}[{i}]");
+            let level = self.cache_level(item, &path, data)?;
+            if levels.iter().any(|l| l.name == level.name) {
+                return Err(self.invalid(
+                    &format!("{path}.name"),
+                    &format!("repeats `{}`", level.name),
+                    "give every level its own name",
+                ));
+            }
+            levels.push(level);
+        }
+        Ok(levels)
+    }
+
+    fn cache_level(
+        &self,
+        value: &Value,
+        path: &str,
+        data: bool,
+    ) -> Result<CacheLevelConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                path,
+                "must be an object",
+                "give name, size_bytes, line_bytes, ways and hit_cycles",
+            )
+        })?;
+        let name = match self.required(obj, path, "name")? {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            _ => {
+                return Err(self.invalid(
+                    &join(path, "name"),
+                    "must be a non-empty string",
+                    "e.g. \"name\": \"L2\" (levels named L1 are skipped by the L2 path)",
+                ))
+            }
+        };
+        let size_bytes =
+            self.positive_int(obj, path, "size_bytes", "give the capacity, e.g. 262144")?;
+        let line_bytes =
+            self.positive_int(obj, path, "line_bytes", "give the line size, e.g. 128")?;
+        let ways = self.positive_int(obj, path, "ways", "give the associativity, e.g. 4")?;
+        let hit_cycles = self.positive_number(
+            obj,
+            path,
+            "hit_cycles",
+            "give the latency of a chase load that hits this level, e.g. 35",
+        )?;
+        let way_bytes = line_bytes.saturating_mul(ways);
+        let check_size = |key: &str, size: u64| {
+            if size % way_bytes != 0 {
+                let sets = (size / way_bytes).max(1);
+                Err(self.invalid(
+                    &join(path, key),
+                    &format!(
+                        "is {size}, not line_bytes x ways x sets ({line_bytes} x {ways} x sets for a whole number of sets >= 1)"
+                    ),
+                    &format!(
+                        "use a multiple of {way_bytes}, e.g. {} ({sets} sets), or change line_bytes or ways",
+                        sets * way_bytes
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        check_size("size_bytes", size_bytes)?;
+        let max_carveout_size_bytes = match obj.get("max_carveout_size_bytes") {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                if !data || name != "L1" {
+                    return Err(self.invalid(
+                        &join(path, "max_carveout_size_bytes"),
+                        "is only meaningful for the data cache named L1",
+                        "remove it, or name the level L1",
+                    ));
+                }
+                let size = self.positive_int(
+                    obj,
+                    path,
+                    "max_carveout_size_bytes",
+                    "give the L1 size at the largest carveout, e.g. 262144",
+                )?;
+                check_size("max_carveout_size_bytes", size)?;
+                Some(size)
+            }
+        };
+        Ok(CacheLevelConfig {
+            name,
+            size_bytes,
+            line_bytes,
+            ways,
+            hit_cycles,
+            max_carveout_size_bytes,
+        })
+    }
+
+    fn kind(&self, value: &Value, path: &str, sm_count: u32) -> Result<KindConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                path,
+                "must be an object",
+                "give size_bytes, extra_cycles and tlb",
+            )
+        })?;
+        let size_bytes = self.positive_int(
+            obj,
+            path,
+            "size_bytes",
+            "give the memory size in bytes, e.g. 17179869184",
+        )?;
+        let extra_cycles = match obj.get("extra_cycles") {
+            None => 0.0,
+            Some(_) => {
+                self.number_at_least_zero(obj, path, "extra_cycles", "use 0 for device memory")?
+            }
+        };
+        let tlb_value = self.required(obj, path, "tlb")?;
+        let tlb_path = format!("{path}.tlb");
+        let levels = tlb_value.as_array().ok_or_else(|| {
+            self.invalid(
+                &tlb_path,
+                "must be an array of levels",
+                "list the levels fastest first; [] for none",
+            )
+        })?;
+        let tlb = levels
+            .iter()
+            .enumerate()
+            .map(|(i, level)| self.level(level, &format!("{tlb_path}[{i}]"), size_bytes, sm_count))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(KindConfig {
+            size_bytes,
+            extra_cycles,
+            tlb,
+        })
+    }
+
+    fn level(
+        &self,
+        value: &Value,
+        path: &str,
+        size_bytes: u64,
+        sm_count: u32,
+    ) -> Result<TlbLevelConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                path,
+                "must be an object",
+                "give entries, page_bytes and miss_cycles",
+            )
+        })?;
+        let entries = self.positive_int(
+            obj,
+            path,
+            "entries",
+            "give the number of translations the level holds, e.g. 16",
+        )?;
+        if entries > MAX_ENTRIES {
+            return Err(self.invalid(
+                &format!("{path}.entries"),
+                &format!("is {entries}, more than the simulator supports ({MAX_ENTRIES})"),
+                "use fewer entries or larger pages",
+            ));
+        }
+        let page_bytes = self.positive_int(
+            obj,
+            path,
+            "page_bytes",
+            "give the page size in bytes, e.g. 2097152",
+        )?;
+        if !page_bytes.is_power_of_two() {
+            return Err(self.invalid(
+                &format!("{path}.page_bytes"),
+                &format!("is {page_bytes}, not a power of two"),
+                "pages are powers of two on every GPU, e.g. 65536 or 2097152",
+            ));
+        }
+        if page_bytes > size_bytes {
+            return Err(self.invalid(
+                &format!("{path}.page_bytes"),
+                &format!("is {page_bytes}, larger than the memory ({size_bytes} bytes)"),
+                "use a smaller page or a larger size_bytes",
+            ));
+        }
+        let miss_cycles = self.positive_number(
+            obj,
+            path,
+            "miss_cycles",
+            "give the extra cycles of a miss in this level, e.g. 110",
+        )?;
+        let ways = match obj.get("ways") {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                let ways = self.positive_int(
+                    obj,
+                    path,
+                    "ways",
+                    "give the associativity, e.g. 8, or leave it out for fully associative",
+                )?;
+                if ways > entries {
+                    return Err(self.invalid(
+                        &format!("{path}.ways"),
+                        &format!("is {ways}, more than the level's {entries} entries"),
+                        "ways must be at most entries; leave it out for fully associative",
+                    ));
+                }
+                Some(ways)
+            }
+        };
+        let shared_by_sms = match obj.get("shared_by_sms") {
+            None | Some(Value::Null) => 1,
+            Some(_) => {
+                let n = self.positive_int(
+                    obj,
+                    path,
+                    "shared_by_sms",
+                    "give how many consecutive SMs share one copy, 1 for private",
+                )?;
+                if n > u64::from(sm_count) {
+                    return Err(self.invalid(
+                        &format!("{path}.shared_by_sms"),
+                        &format!("is {n}, more than sm_count ({sm_count})"),
+                        "use at most sm_count (sm_count means one copy for the whole GPU)",
+                    ));
+                }
+                n as u32
+            }
+        };
+        let walks_in_flight = match obj.get("walks_in_flight") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(self.positive_number(
+                obj,
+                path,
+                "walks_in_flight",
+                "give how many misses of this level the whole GPU serves at once, e.g. 273, or leave it out for no limit",
+            )?),
+        };
+        Ok(TlbLevelConfig {
+            entries,
+            page_bytes,
+            miss_cycles,
+            ways,
+            shared_by_sms,
+            walks_in_flight,
+        })
+    }
+
+    fn noise(&self, value: &Value) -> Result<NoiseConfig, SimConfigError> {
+        let obj = value.as_object().ok_or_else(|| {
+            self.invalid(
+                "noise",
+                "must be an object",
+                "e.g. \"noise\": { \"jitter\": 0.02, \"outlier_rate\": 0.001, \"seed\": 7 }",
+            )
+        })?;
+        let jitter = match obj.get("jitter") {
+            None => 0.0,
+            Some(_) => self.number_at_least_zero(
+                obj,
+                "noise",
+                "jitter",
+                "e.g. 0.02 for 2% relative noise",
+            )?,
+        };
+        if jitter > 0.5 {
+            return Err(self.invalid(
+                "noise.jitter",
+                &format!("is {jitter}, above 0.5"),
+                "jitter is relative: 0.02 means 2%",
+            ));
+        }
+        let outlier_rate = match obj.get("outlier_rate") {
+            None => 0.0,
+            Some(_) => self.number_at_least_zero(obj, "noise", "outlier_rate", "e.g. 0.001")?,
+        };
+        if outlier_rate > 1.0 {
+            return Err(self.invalid(
+                "noise.outlier_rate",
+                &format!("is {outlier_rate}, above 1"),
+                "it is a probability, e.g. 0.001",
+            ));
+        }
+        let seed = match obj.get("seed") {
+            None => 0,
+            Some(v) => v.as_u64().ok_or_else(|| {
+                self.invalid(
+                    "noise.seed",
+                    "must be a non-negative integer",
+                    "e.g. \"seed\": 7",
+                )
+            })?,
+        };
+        Ok(NoiseConfig {
+            jitter,
+            outlier_rate,
+            seed,
+        })
+    }
+}
+
+/// Large enough for any real TLB; keeps the simulator's per-call work bounded.
+const MAX_ENTRIES: u64 = 1 << 24;
