@@ -1,32 +1,45 @@
-//! Reading and writing profile JSON: schema check, digest check, then the typed model.
+//! Reading and writing profile JSON: schema check, digest check, the typed model, then
+//! semantic validation ([`crate::validate`]), so no decoded profile holds nonsense.
 //!
 //! Compatibility: a profile of the same major schema and a newer minor version may carry
 //! fields this build does not know. They are covered by the digest (checked on the parsed
-//! value, before typing), ignored by the typed model, and kept byte-for-byte by `import` and
-//! `export`, which copy the verified file rather than re-serialising it. A newer major schema
-//! is refused.
+//! value, before typing), ignored by the typed model, and kept byte-for-byte (but for a
+//! leading UTF-8 byte order mark) by `import` and `export`, which copy the verified file
+//! rather than re-serialising it. A newer major schema is refused.
 
-use crate::digest;
 use crate::error::ProfileError;
 use crate::profile::{is_valid_uuid, Profile, SCHEMA, SCHEMA_FAMILY, SCHEMA_MAJOR};
+use crate::validate::{self, json};
+use crate::{digest, userio};
+use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
 
-/// Parses and verifies a profile read from `path` (used in error messages only).
+/// Parses and verifies a profile read from `path` (used in error messages only): a UTF-8
+/// byte order mark is dropped; then JSON without duplicate keys, the schema, the digest, the
+/// typed model (a typing error names the field's JSON path) and [`crate::validate`].
 pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Profile, ProfileError> {
+    let bytes = userio::strip_bom(bytes);
+    let invalid = |detail: String| ProfileError::Invalid {
+        path: path.to_path_buf(),
+        detail,
+    };
     let value: Value = serde_json::from_slice(bytes).map_err(|e| ProfileError::Parse {
         path: path.to_path_buf(),
-        detail: e.to_string(),
+        detail: if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+            "the file starts with a UTF-16 byte order mark: save it as UTF-8".to_string()
+        } else {
+            e.to_string()
+        },
     })?;
+    if let Some(detail) = json::find_duplicate_key(bytes) {
+        return Err(invalid(detail));
+    }
     check_schema(&value, path)?;
-    let stored =
-        value
-            .get("digest")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProfileError::Invalid {
-                path: path.to_path_buf(),
-                detail: "no `digest` field".to_string(),
-            })?;
+    let stored = value
+        .get("digest")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("no `digest` field".to_string()))?;
     let computed = digest::of_value(&value);
     if stored != computed {
         return Err(ProfileError::DigestMismatch {
@@ -35,19 +48,25 @@ pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Profile, ProfileError> {
             computed,
         });
     }
-    let profile: Profile = serde_json::from_value(value).map_err(|e| ProfileError::Invalid {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
+    let profile: Profile = match Profile::deserialize(&value) {
+        Ok(p) => p,
+        Err(e) => {
+            return Err(invalid(match json::locate_type_error(&value) {
+                Some((field, why)) => format!("{field}: {why}"),
+                None => e.to_string(),
+            }))
+        }
+    };
     if !is_valid_uuid(&profile.device.uuid) {
-        return Err(ProfileError::Invalid {
-            path: path.to_path_buf(),
-            detail: format!(
-                "device uuid `{}` is not of the form GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx",
-                profile.device.uuid
-            ),
-        });
+        return Err(invalid(format!(
+            "device.uuid: `{}` is not of the form GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx",
+            profile.device.uuid
+        )));
     }
+    validate::validate(&profile).map_err(|source| ProfileError::Semantic {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(profile)
 }
 

@@ -15,26 +15,17 @@ pub const PREFIX: &str = "sha256:";
 /// The digest of a profile's JSON value, ignoring any `digest` key it has.
 pub fn of_value(value: &Value) -> String {
     let mut canonical = String::new();
-    match value {
-        Value::Object(map) => {
-            let without: serde_json::Map<String, Value> = map
-                .iter()
-                .filter(|(k, _)| k.as_str() != "digest")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            write_canonical(&Value::Object(without), &mut canonical);
-        }
-        other => write_canonical(other, &mut canonical),
-    }
+    write_canonical(value, &mut canonical, Some("digest"));
     let hash = Sha256::digest(canonical.as_bytes());
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     format!("{PREFIX}{hex}")
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+/// Writes `value` canonically; `skip` leaves out that key of this object only.
+fn write_canonical(value: &Value, out: &mut String, skip: Option<&str>) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
+            let mut keys: Vec<&String> = map.keys().filter(|k| Some(k.as_str()) != skip).collect();
             keys.sort();
             out.push('{');
             for (i, key) in keys.into_iter().enumerate() {
@@ -43,7 +34,7 @@ fn write_canonical(value: &Value, out: &mut String) {
                 }
                 out.push_str(&Value::String(key.clone()).to_string());
                 out.push(':');
-                write_canonical(&map[key], out);
+                write_canonical(&map[key], out, None);
             }
             out.push('}');
         }
@@ -53,7 +44,7 @@ fn write_canonical(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_canonical(item, out);
+                write_canonical(item, out, None);
             }
             out.push(']');
         }

@@ -61,6 +61,21 @@ pub enum ProfileError {
     #[error("{what}")]
     NotFound { what: String },
 
+    #[error("{path}: the profile's values are impossible: {source}; it was edited by hand or written by a faulty tool: re-run `cargo tune`, or import a good copy")]
+    Semantic {
+        path: PathBuf,
+        #[source]
+        source: crate::validate::ValidationError,
+    },
+
+    /// A user-named file that could not be read as asked (not a regular file, too large,
+    /// not UTF-8, unreadable).
+    #[error(transparent)]
+    Input(#[from] crate::userio::UserIoError),
+
+    #[error("{name} is set but empty; set it to a directory, or unset it to use the default")]
+    EmptyVariable { name: &'static str },
+
     #[error("{name}={value} is not a GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, as `cargo tune devices` or `nvidia-smi -L` prints it); fix it, or unset {name}")]
     BadVariable { name: &'static str, value: String },
 }
@@ -70,6 +85,7 @@ impl ProfileError {
         match self {
             ProfileError::Io { .. } => ErrorClass::Io,
             ProfileError::NotFound { .. } => ErrorClass::NotFound,
+            ProfileError::Input(e) => e.class(),
             _ => ErrorClass::Invalid,
         }
     }

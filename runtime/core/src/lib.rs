@@ -11,12 +11,16 @@ pub mod error;
 pub mod lookup;
 pub mod plan;
 pub mod profile;
+pub mod reuse;
 pub mod size;
 pub mod store;
 pub mod time;
 pub mod tune;
+pub mod userio;
+pub mod validate;
 
 pub use error::{ErrorClass, ProfileError};
 pub use lookup::{resolve, LookupConfig, Resolved, Source, Wanted};
 pub use profile::*;
 pub use store::Store;
+pub use validate::{validate, ValidationError, Violation};

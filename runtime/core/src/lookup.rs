@@ -35,7 +35,8 @@ pub struct LookupConfig {
 
 impl LookupConfig {
     /// Reads the environment. `project_root` is the directory holding `.memtune/` (the
-    /// crate's or workspace's root), if any.
+    /// crate's or workspace's root), if any. An empty `MEMTUNE_CACHE_DIR` leaves the user
+    /// cache out (never the default in its place); [`LookupConfig::try_from_env`] says so.
     pub fn from_env(project_root: Option<&Path>) -> LookupConfig {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         LookupConfig {
@@ -44,6 +45,15 @@ impl LookupConfig {
             offline: var(ENV_OFFLINE).is_some_and(|v| v != "0"),
             cache_dir: default_cache_dir(),
         }
+    }
+
+    /// [`LookupConfig::from_env`], but an empty `MEMTUNE_CACHE_DIR` is an error.
+    pub fn try_from_env(project_root: Option<&Path>) -> Result<LookupConfig, ProfileError> {
+        let cache_dir = cache_dir_from_env()?;
+        Ok(LookupConfig {
+            cache_dir,
+            ..LookupConfig::from_env(project_root)
+        })
     }
 }
 
@@ -63,11 +73,28 @@ pub fn current_project_root() -> PathBuf {
     find_project_root(&cwd)
 }
 
-/// `MEMTUNE_CACHE_DIR`, else `<user cache>/memtune/profiles`.
+/// `MEMTUNE_CACHE_DIR`, else `<user cache>/memtune/profiles`; `None` where the platform
+/// has no cache directory, and where `MEMTUNE_CACHE_DIR` is set but empty (use
+/// [`cache_dir_from_env`] to report that).
 pub fn default_cache_dir() -> Option<PathBuf> {
-    match std::env::var_os(ENV_CACHE_DIR).filter(|v| !v.is_empty()) {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => dirs::cache_dir().map(|d| d.join("memtune").join("profiles")),
+    cache_dir_from_env().ok().flatten()
+}
+
+/// `MEMTUNE_CACHE_DIR`, else `<user cache>/memtune/profiles` (`None` where the platform has
+/// no cache directory). Set but empty, it is an error rather than a silent fallback: the
+/// user meant some directory.
+pub fn cache_dir_from_env() -> Result<Option<PathBuf>, ProfileError> {
+    cache_dir_for(std::env::var_os(ENV_CACHE_DIR))
+}
+
+/// [`cache_dir_from_env`] for a given value of `MEMTUNE_CACHE_DIR` (`None`: unset).
+pub fn cache_dir_for(value: Option<std::ffi::OsString>) -> Result<Option<PathBuf>, ProfileError> {
+    match value {
+        Some(dir) if dir.is_empty() => Err(ProfileError::EmptyVariable {
+            name: ENV_CACHE_DIR,
+        }),
+        Some(dir) => Ok(Some(PathBuf::from(dir))),
+        None => Ok(dirs::cache_dir().map(|d| d.join("memtune").join("profiles"))),
     }
 }
 
@@ -164,6 +191,12 @@ pub struct Resolved {
 pub fn resolve(config: &LookupConfig, wanted: &Wanted) -> Result<Resolved, ProfileError> {
     let mut warnings = Vec::new();
     if let Some(path) = &config.profile_path {
+        if crate::userio::is_stdio(path) {
+            return Err(ProfileError::Invalid {
+                path: path.clone(),
+                detail: format!("{ENV_PROFILE}=- would read stdin, which the lookup chain never does; name a profile file"),
+            });
+        }
         let profile = store::load_path(path).map_err(|e| match e {
             ProfileError::NotFound { .. } => ProfileError::NotFound {
                 what: format!(
@@ -282,5 +315,20 @@ mod tests {
             "{msg}"
         );
         assert!(ENV_VARS.contains(&ENV_DEVICE));
+    }
+
+    #[test]
+    fn an_empty_cache_dir_variable_is_an_error_not_the_default() {
+        let err = cache_dir_for(Some("".into())).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("MEMTUNE_CACHE_DIR is set but empty"), "{msg}");
+        assert_eq!(
+            cache_dir_for(Some("/x".into())).unwrap(),
+            Some(PathBuf::from("/x"))
+        );
+        assert_eq!(
+            cache_dir_for(None).unwrap(),
+            dirs::cache_dir().map(|d| d.join("memtune").join("profiles"))
+        );
     }
 }

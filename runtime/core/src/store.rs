@@ -2,15 +2,16 @@
 //!
 //! Writes are atomic: the bytes go to a temporary file in the same directory, are synced,
 //! and are renamed over the target. A reader sees the old file or the new one, never a torn
-//! one, and of two concurrent writers one complete profile remains.
+//! one, and of two concurrent writers one complete profile remains. Only a profile that
+//! verifies and passes [`crate::validate`] is written; files are read through
+//! [`crate::userio`] (regular files only, size-capped).
 
-use crate::codec;
 use crate::error::ProfileError;
 use crate::profile::{is_valid_uuid, Profile};
+use crate::userio::{self, InputKind, UserIoError, WriteOptions};
+use crate::{codec, validate};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A profile directory.
 #[derive(Debug, Clone)]
@@ -43,15 +44,10 @@ impl Store {
     /// there but invalid.
     pub fn load(&self, uuid: &str) -> Result<Option<Profile>, ProfileError> {
         let path = self.path_for(uuid);
-        match fs::read(&path) {
+        match userio::read_input(&path, InputKind::Profile) {
             Ok(bytes) => verify_stored(&bytes, &path).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ProfileError::io(
-                &path,
-                "reading the profile",
-                "check the file's permissions",
-                e,
-            )),
+            Err(UserIoError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -96,27 +92,37 @@ impl Store {
     }
 
     /// Seals `profile` and writes it atomically as `<uuid>.json`. Simulated profiles are
-    /// refused: they never stand for a real device.
+    /// refused: they never stand for a real device; so is one that fails validation.
     pub fn save(&self, profile: &mut Profile) -> Result<PathBuf, ProfileError> {
         let path = self.path_for(&profile.device.uuid);
         refuse_simulated(profile, &path)?;
+        validate::validate(profile).map_err(|source| ProfileError::Semantic {
+            path: path.clone(),
+            source,
+        })?;
         let text = codec::to_json(profile);
         self.write(&path, text.as_bytes())?;
         Ok(path)
     }
 
-    /// Verifies `bytes` (read from `origin`) as a profile and stores them unchanged, so
-    /// fields from a newer minor version survive. Nothing is written unless they verify.
+    /// Verifies `bytes` (read from `origin`) as a profile, validation included, and stores
+    /// them unchanged but for a byte order mark, so fields from a newer minor version
+    /// survive. Nothing is written unless they verify.
     pub fn import(&self, bytes: &[u8], origin: &Path) -> Result<(PathBuf, Profile), ProfileError> {
         let profile = codec::from_slice(bytes, origin)?;
         check_file_name(origin, &profile)?;
         let path = self.path_for(&profile.device.uuid);
         refuse_simulated(&profile, origin)?;
-        self.write(&path, bytes)?;
+        self.write(&path, userio::strip_bom(bytes))?;
         Ok((path, profile))
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<(), ProfileError> {
+        if self.dir.as_os_str().is_empty() {
+            return Err(ProfileError::EmptyVariable {
+                name: crate::lookup::ENV_CACHE_DIR,
+            });
+        }
         fs::create_dir_all(&self.dir).map_err(|e| {
             ProfileError::io(
                 &self.dir,
@@ -125,13 +131,14 @@ impl Store {
                 e,
             )
         })?;
-        write_atomic(path, bytes).map_err(|e| {
-            ProfileError::io(
+        userio::replace_file(path, bytes, WriteOptions::default()).map_err(|e| match e {
+            UserIoError::Io { source, .. } => ProfileError::io(
                 path,
                 "writing the profile",
                 "make the directory writable, or point MEMTUNE_CACHE_DIR elsewhere",
-                e,
-            )
+                source,
+            ),
+            other => other.into(),
         })
     }
 }
@@ -148,24 +155,23 @@ fn refuse_simulated(profile: &Profile, path: &Path) -> Result<(), ProfileError> 
     }
 }
 
-/// Reads a file, with an error naming it.
+/// Reads a user-named profile file (`-` for stdin) through [`userio::read_input`]: a
+/// regular file, at most [`InputKind::Profile`]'s cap, BOM dropped; errors name it.
 pub fn read_file(path: &Path) -> Result<Vec<u8>, ProfileError> {
-    fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            ProfileError::NotFound {
-                what: format!(
-                    "{}: no such file; check the path, or run `cargo tune` to make a profile",
-                    path.display()
-                ),
-            }
-        } else {
-            ProfileError::io(
-                path,
-                "reading the profile",
-                "check the file's permissions",
-                e,
-            )
-        }
+    userio::read_input(path, InputKind::Profile).map_err(|e| match e {
+        UserIoError::NotFound { .. } => ProfileError::NotFound {
+            what: format!(
+                "{}: no such file; check the path, or run `cargo tune` to make a profile",
+                path.display()
+            ),
+        },
+        UserIoError::Io { source, .. } => ProfileError::io(
+            path,
+            "reading the profile",
+            "check the file's permissions",
+            source,
+        ),
+        other => other.into(),
     })
 }
 
@@ -209,30 +215,12 @@ fn mismatch(path: &Path, file_uuid: String, profile: &Profile) -> ProfileError {
 }
 
 /// Writes `bytes` to `path` through a uniquely named temporary file in the same directory
-/// and a rename, so that the file is replaced whole or not at all.
+/// and a rename, so that the file is replaced whole or not at all. What is at `path` must be
+/// a regular file or nothing: a device, FIFO, socket, directory or symbolic link there is
+/// refused and left alone (see [`userio::replace_file`], which says why in its error).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    userio::replace_file(path, bytes, WriteOptions::default()).map_err(|e| match e {
+        UserIoError::Io { source, .. } => source,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other.to_string()),
+    })
 }

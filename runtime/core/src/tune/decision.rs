@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::candidates::{Candidate, Origin, MAX_CANDIDATES};
 use super::key::{candidates_digest, TuneKey};
-use super::session::{Outcome, Stats};
+use super::session::{quantile, Outcome, Stats};
+use crate::profile::is_valid_uuid;
 
 pub const DECISION_SCHEMA: &str = "memtune-decision/1";
 /// Decision files are small; anything larger is refused unread.
@@ -122,46 +123,208 @@ impl Decision {
             path: path.to_path_buf(),
             why,
         };
+        let bytes = crate::userio::strip_bom(bytes);
         let d: Decision = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
         d.validate().map_err(invalid)?;
         Ok(d)
     }
 
-    /// Checks what a re-signed or hand-edited file could get wrong.
+    /// Checks what a hand-edited or damaged file could get wrong: the schema, every field
+    /// within its bounds (see the `MAX_*` constants), every time finite and from 0 to
+    /// [`MAX_DECISION_MS`], each median the median of its runs, quantiles ordered, the key's
+    /// candidate digest matching the labels, and the choice consistent with the failures.
+    /// The message starts with the field's JSON path.
     pub fn validate(&self) -> Result<(), String> {
         if self.schema != DECISION_SCHEMA {
             return Err(format!(
-                "schema `{}`, expected `{DECISION_SCHEMA}`",
+                "schema: `{}`, expected `{DECISION_SCHEMA}`",
                 self.schema
             ));
         }
+        self.key_is_valid()?;
         let n = self.candidates.len();
         if n == 0 || n > MAX_CANDIDATES {
-            return Err(format!("{n} candidates, expected 1 to {MAX_CANDIDATES}"));
+            return Err(format!(
+                "candidates: {n} candidates, expected 1 to {MAX_CANDIDATES}"
+            ));
         }
         if self.chosen >= n {
-            return Err(format!("chosen {} of {n} candidates", self.chosen));
+            return Err(format!(
+                "chosen {} of {n} candidates: there is no such candidate",
+                self.chosen
+            ));
+        }
+        for (i, c) in self.candidates.iter().enumerate() {
+            candidate_is_valid(c, &format!("candidates[{i}]"))?;
         }
         let digest = candidates_digest(self.candidates.iter().map(|c| c.label.as_str()));
         if digest != self.key.candidates_digest {
-            return Err("the candidates do not match the key's candidate digest".into());
+            return Err(
+                "key.candidates_digest: the candidates do not match the key's candidate digest"
+                    .into(),
+            );
         }
-        let finite = |x: f64| x.is_finite() && x >= 0.0;
-        let times = self.candidates.iter().flat_map(|c| {
-            c.stats
-                .runs_ms
-                .iter()
-                .copied()
-                .chain(c.stats.warmup_ms)
-                .chain(c.median_ms)
-        });
-        if !finite(self.tuning_ms) || !times.clone().all(finite) {
-            return Err("a time is negative, NaN or infinite".into());
+        time("tuning_ms", self.tuning_ms)?;
+        if let Some(cost) = self.cost_in_untuned {
+            time("cost_in_untuned", cost)?;
         }
+        if self.launches > MAX_LAUNCHES {
+            return Err(format!(
+                "launches: {} is more than {MAX_LAUNCHES}",
+                self.launches
+            ));
+        }
+        if self.created_unix_s > MAX_CREATED_UNIX_S {
+            return Err(format!(
+                "created_unix_s: {} lies after the year 3000",
+                self.created_unix_s
+            ));
+        }
+        text("why", &self.why, MAX_TEXT_CHARS)?;
         let chosen = &self.candidates[self.chosen];
         if chosen.stats.error.is_some() && !self.all_failed {
-            return Err("the chosen candidate failed".into());
+            return Err("chosen: the chosen candidate failed".into());
+        }
+        if self.all_failed && self.chosen != 0 {
+            return Err(format!(
+                "chosen: {} although every candidate failed (the untuned one, 0, stands)",
+                self.chosen
+            ));
         }
         Ok(())
     }
+
+    fn key_is_valid(&self) -> Result<(), String> {
+        let k = &self.key;
+        if !is_valid_uuid(&k.device_uuid) {
+            return Err(format!(
+                "key.device_uuid: `{}` is not a GPU UUID",
+                k.device_uuid
+            ));
+        }
+        name("key.kernel", &k.kernel, MAX_KERNEL_CHARS)?;
+        name("key.memtune_version", &k.memtune_version, MAX_LABEL_CHARS)?;
+        name("key.profile_digest", &k.profile_digest, MAX_LABEL_CHARS)?;
+        if !k.profile_digest.starts_with(crate::digest::PREFIX) {
+            return Err(format!(
+                "key.profile_digest: `{}` does not start with `{}`",
+                k.profile_digest,
+                crate::digest::PREFIX
+            ));
+        }
+        let c = &k.class;
+        let workload_ok = !c.workload.is_empty()
+            && c.workload.len() <= MAX_WORKLOAD_CHARS
+            && c.workload
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !workload_ok {
+            return Err(format!(
+                "key.class.workload: {:?} is not a workload name",
+                c.workload
+            ));
+        }
+        if c.size_class > MAX_SIZE_CLASS {
+            return Err(format!(
+                "key.class.size_class: {} is more than {MAX_SIZE_CLASS} (2 log2 of 2^64 bytes)",
+                c.size_class
+            ));
+        }
+        if !(1..=MAX_ELEM_BYTES).contains(&c.elem_bytes) {
+            return Err(format!(
+                "key.class.elem_bytes: {} is outside 1..={MAX_ELEM_BYTES}",
+                c.elem_bytes
+            ));
+        }
+        text("key.class.detail", &c.detail, MAX_KERNEL_CHARS)
+    }
+}
+
+/// Largest time in milliseconds a decision may record (about 11 days).
+pub const MAX_DECISION_MS: f64 = 1e9;
+/// Most timed runs of one candidate.
+pub const MAX_RUNS: usize = 1024;
+/// Most launches of one session.
+pub const MAX_LAUNCHES: u32 = 1_000_000;
+/// Latest creation time: the year 3000.
+pub const MAX_CREATED_UNIX_S: u64 = 32_503_680_000;
+const MAX_LABEL_CHARS: usize = 256;
+const MAX_KERNEL_CHARS: usize = 1024;
+const MAX_TEXT_CHARS: usize = 16 * 1024;
+const MAX_WORKLOAD_CHARS: usize = 64;
+const MAX_SIZE_CLASS: u32 = 128;
+const MAX_ELEM_BYTES: u32 = 1024;
+
+fn candidate_is_valid(c: &CandidateResult, path: &str) -> Result<(), String> {
+    name(&format!("{path}.label"), &c.label, MAX_LABEL_CHARS)?;
+    let s = &c.stats;
+    if s.runs_ms.len() > MAX_RUNS {
+        return Err(format!(
+            "{path}.stats.runs_ms: {} runs, more than {MAX_RUNS}",
+            s.runs_ms.len()
+        ));
+    }
+    for (j, &ms) in s.runs_ms.iter().enumerate() {
+        time(&format!("{path}.stats.runs_ms[{j}]"), ms)?;
+    }
+    if let Some(ms) = s.warmup_ms {
+        time(&format!("{path}.stats.warmup_ms"), ms)?;
+    }
+    for (key, q, value) in [
+        ("p20_ms", 0.2, c.p20_ms),
+        ("median_ms", 0.5, c.median_ms),
+        ("p80_ms", 0.8, c.p80_ms),
+    ] {
+        let field = format!("{path}.{key}");
+        if let Some(ms) = value {
+            time(&field, ms)?;
+        }
+        let expected = quantile(&s.runs_ms, q);
+        let same = match (value, expected) {
+            (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1e-9),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            return Err(format!(
+                "{field}: {value:?} is not the runs' quantile {expected:?}"
+            ));
+        }
+    }
+    for (key, value) in [("dropped", &s.dropped), ("error", &s.error)] {
+        if let Some(t) = value {
+            text(&format!("{path}.stats.{key}"), t, MAX_TEXT_CHARS)?;
+        }
+    }
+    Ok(())
+}
+
+/// A time in milliseconds: finite, from 0 to [`MAX_DECISION_MS`].
+fn time(path: &str, ms: f64) -> Result<(), String> {
+    if ms.is_finite() && (0.0..=MAX_DECISION_MS).contains(&ms) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{path}: {ms} is not a time from 0 to {MAX_DECISION_MS:e} ms"
+        ))
+    }
+}
+
+/// A non-empty one-line name of at most `max` characters.
+fn name(path: &str, s: &str, max: usize) -> Result<(), String> {
+    if s.is_empty() {
+        return Err(format!("{path}: is empty"));
+    }
+    if s.chars().any(char::is_control) {
+        return Err(format!("{path}: holds control characters"));
+    }
+    text(path, s, max)
+}
+
+/// A text of at most `max` characters.
+fn text(path: &str, s: &str, max: usize) -> Result<(), String> {
+    if s.chars().count() > max {
+        return Err(format!("{path}: longer than {max} characters"));
+    }
+    Ok(())
 }

@@ -5,13 +5,14 @@
 //! tuning one key store one whole decision (the first writer's) and nobody sees half a file.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::decision::{Decision, DecisionError, MAX_DECISION_BYTES};
+use super::decision::{Decision, DecisionError};
 use super::key::TuneKey;
 use crate::lookup::{default_cache_dir, PROJECT_DIR};
+use crate::userio::{self, InputKind, UserIoError};
 
 /// `off` (the model's plan, nothing timed or read), `cached` (stored decisions only, never
 /// time), `always` (time again and replace); unset or `auto`: stored, else tune and store.
@@ -185,36 +186,22 @@ fn found(decision: Decision, source: StoreSource, path: PathBuf) -> Found {
 }
 
 /// Reads a decision file: `Ok(None)` when there is none. Only regular files are read, at
-/// most [`MAX_DECISION_BYTES`].
+/// most [`MAX_DECISION_BYTES`](super::MAX_DECISION_BYTES), through
+/// [`crate::userio::read_input`].
 pub fn read_decision(path: &Path) -> Result<Option<Decision>, DecisionError> {
-    let io = |what, source| DecisionError::Io {
-        path: path.to_path_buf(),
-        what,
-        source,
-    };
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io("reading", e)),
-    };
-    let invalid = |why: String| DecisionError::Invalid {
-        path: path.to_path_buf(),
-        why,
-    };
-    if !meta.is_file() {
-        return Err(invalid("not a regular file".into()));
+    match userio::read_input(path, InputKind::Decision) {
+        Ok(bytes) => Decision::from_slice(&bytes, path).map(Some),
+        Err(UserIoError::NotFound { .. }) => Ok(None),
+        Err(UserIoError::Io { source, .. }) => Err(DecisionError::Io {
+            path: path.to_path_buf(),
+            what: "reading",
+            source,
+        }),
+        Err(other) => Err(DecisionError::Invalid {
+            path: path.to_path_buf(),
+            why: other.to_string(),
+        }),
     }
-    if meta.len() > MAX_DECISION_BYTES {
-        return Err(invalid(format!(
-            "{} bytes, more than {MAX_DECISION_BYTES}",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_DECISION_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| io("reading", e))?;
-    Decision::from_slice(&bytes, path).map(Some)
 }
 
 /// Writes `decision` into `dir` as its key's file; see [`DecisionStore::save`].
@@ -225,8 +212,12 @@ pub fn save_in(dir: &Path, decision: &Decision, replace: bool) -> Result<PathBuf
         what,
         source,
     };
-    fs::create_dir_all(dir).map_err(|e| io(dir, "creating the decisions folder", e))?;
     let path = dir.join(decision.key.file_name());
+    decision.validate().map_err(|why| DecisionError::Invalid {
+        path: path.clone(),
+        why,
+    })?;
+    fs::create_dir_all(dir).map_err(|e| io(dir, "creating the decisions folder", e))?;
     let tmp = dir.join(format!(
         ".{}.{}.{}.tmp",
         decision.key.file_name(),

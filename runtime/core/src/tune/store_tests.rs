@@ -2,7 +2,7 @@ use super::*;
 use crate::plan::{SamplingPlan, SamplingWorkload};
 use crate::profile::MemoryKind;
 use crate::tune::session::{run, Budget};
-use crate::tune::{Candidate, Tunable};
+use crate::tune::{Candidate, Tunable, MAX_DECISION_BYTES};
 
 fn candidates() -> Vec<Candidate<SamplingPlan>> {
     let w = SamplingWorkload {

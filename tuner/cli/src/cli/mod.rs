@@ -9,6 +9,7 @@ mod probe;
 mod profiles;
 mod raw;
 mod render;
+mod reuse;
 pub mod size;
 mod tune;
 
@@ -132,6 +133,9 @@ pub enum Command {
     /// The autotuner's stored decisions: list, show, clear (user cache only), export.
     #[command(subcommand)]
     Decisions(decisions::DecisionsCommand),
+    /// Reuse distances of an access trace: histogram, miss-ratio curve, and with
+    /// `--profile` the hit ratio at each measured level and the scope that fixes a TLB level.
+    Reuse(reuse::ReuseArgs),
 }
 
 /// A raw sweep over one memory kind, geometric footprints from `--from` to `--to`.

@@ -1,0 +1,204 @@
+//! The profile's levels seen as fully associative LRU caches of items, so a trace's
+//! reuse-distance histogram predicts their hit ratios: each data cache at its line size,
+//! each TLB level of one memory kind at its page size. For a TLB level that misses often,
+//! the scope that keeps the reuses within its reach: a pass over at most that many bytes
+//! translates without leaving the level.
+
+use serde::Serialize;
+
+use super::Histogram;
+use crate::profile::{CacheCarveout, CachePath, MemoryKind, Profile, Section};
+
+/// Line assumed for a cache level whose line the probe could not tell.
+pub const ASSUMED_LINE_BYTES: u64 = 128;
+/// Below this hit ratio a TLB level is miss-heavy and a scope is suggested.
+pub const MISS_HEAVY_HIT_RATIO: f64 = 0.9;
+
+/// What a level caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LevelKind {
+    Cache,
+    Tlb,
+}
+
+/// One level as an LRU cache of `capacity` items of `granularity` bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Level {
+    /// `L1`, `L2`, `device TLB L1 (2 MiB pages)`, ...
+    pub name: String,
+    pub kind: LevelKind,
+    /// Bytes per item: the line or the page.
+    pub granularity: u64,
+    /// Items held: lines or entries.
+    pub capacity: u64,
+    /// `capacity * granularity`: the bytes the level covers (its reach, for a TLB).
+    pub bytes: u64,
+    /// Whether the granularity is [`ASSUMED_LINE_BYTES`] rather than measured.
+    pub assumed_granularity: bool,
+}
+
+/// A level's predicted hit ratio for one trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub level: Level,
+    /// Hits over references, cold misses included.
+    pub hit_ratio: f64,
+    /// For a miss-heavy TLB level: the scope in bytes (the level's reach) within which
+    /// every reuse would hit it.
+    pub scope_bytes: Option<u64>,
+}
+
+/// The cache levels of the L1 and L2 load paths (default carveout) and the TLB levels of
+/// `memory`, in the order the profile lists them; sections not measured give none.
+pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
+    let mut out = Vec::new();
+    if let Section::Measured(caches) = &profile.caches {
+        for c in caches.levels.iter().filter(|c| {
+            c.carveout == CacheCarveout::Default && matches!(c.path, CachePath::L1 | CachePath::L2)
+        }) {
+            let line = c.line_bytes.filter(|&l| l > 0);
+            let granularity = line.unwrap_or(ASSUMED_LINE_BYTES);
+            let capacity = (c.size_bytes / granularity).max(1);
+            out.push(Level {
+                name: c.name.clone(),
+                kind: LevelKind::Cache,
+                granularity,
+                capacity,
+                bytes: capacity * granularity,
+                assumed_granularity: line.is_none(),
+            });
+        }
+    }
+    if let Section::Measured(tlb) = profile.tlb.get(memory) {
+        for (i, t) in tlb.levels.iter().enumerate() {
+            let granularity = t.page_bytes.max(1);
+            let capacity = t.entries.max(1);
+            out.push(Level {
+                name: format!("{memory} TLB L{}", i + 1),
+                kind: LevelKind::Tlb,
+                granularity,
+                capacity,
+                bytes: capacity.saturating_mul(granularity),
+                assumed_granularity: false,
+            });
+        }
+    }
+    out
+}
+
+/// The distinct granularities `levels` need a histogram at, ascending.
+pub fn granularities(levels: &[Level]) -> Vec<u64> {
+    let mut g: Vec<u64> = levels.iter().map(|l| l.granularity).collect();
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+/// Each level's hit ratio from the histogram at its granularity (`histogram(g)`); a level
+/// without one is left out.
+pub fn predict<'a>(
+    levels: &[Level],
+    histogram: impl Fn(u64) -> Option<&'a Histogram>,
+) -> Vec<Prediction> {
+    levels
+        .iter()
+        .filter_map(|level| {
+            let h = histogram(level.granularity)?;
+            let hit_ratio = if h.references == 0 {
+                1.0
+            } else {
+                1.0 - h.miss_ratio(level.capacity)
+            };
+            let scope_bytes = (level.kind == LevelKind::Tlb && hit_ratio < MISS_HEAVY_HIT_RATIO)
+                .then_some(level.bytes);
+            Some(Prediction {
+                level: level.clone(),
+                hit_ratio,
+                scope_bytes,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reuse::{analyze_slice, Mode, Options};
+
+    fn level(kind: LevelKind, granularity: u64, capacity: u64) -> Level {
+        Level {
+            name: "x".into(),
+            kind,
+            granularity,
+            capacity,
+            bytes: granularity * capacity,
+            assumed_granularity: false,
+        }
+    }
+
+    fn histogram(trace: &[u64], granularity: u64) -> Histogram {
+        let options = Options {
+            granularity,
+            ..Options::default()
+        };
+        analyze_slice(trace, Mode::ExactCpu, &options).expect("analysis")
+    }
+
+    #[test]
+    fn a_cyclic_sweep_hits_only_a_level_that_holds_it() {
+        // 8 pages of 4 KiB swept 10 times: 8 cold misses, then every reuse at distance 7.
+        let trace: Vec<u64> = (0..10).flat_map(|_| (0..8u64).map(|p| p * 4096)).collect();
+        let h = histogram(&trace, 4096);
+        let small = level(LevelKind::Tlb, 4096, 4);
+        let large = level(LevelKind::Tlb, 4096, 8);
+        let p = predict(&[small, large], |g| (g == 4096).then_some(&h));
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            p[0].hit_ratio, 0.0,
+            "LRU of 4 entries thrashes on a cycle of 8"
+        );
+        assert_eq!(p[0].scope_bytes, Some(4 * 4096));
+        assert!((p[1].hit_ratio - 72.0 / 80.0).abs() < 1e-12);
+        assert_eq!(p[1].scope_bytes, None);
+    }
+
+    #[test]
+    fn caches_get_no_scope_and_missing_histograms_are_skipped() {
+        let trace: Vec<u64> = (0..4).flat_map(|_| (0..64u64).map(|l| l * 128)).collect();
+        let h = histogram(&trace, 128);
+        let cache = level(LevelKind::Cache, 128, 16);
+        let tlb = level(LevelKind::Tlb, 2 << 20, 16);
+        let p = predict(&[cache, tlb], |g| (g == 128).then_some(&h));
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].hit_ratio, 0.0);
+        assert_eq!(p[0].scope_bytes, None);
+        let mixed = [
+            level(LevelKind::Tlb, 8, 1),
+            level(LevelKind::Cache, 4, 1),
+            level(LevelKind::Cache, 8, 2),
+        ];
+        assert_eq!(granularities(&mixed), vec![4, 8]);
+    }
+
+    #[test]
+    fn profile_levels_are_its_caches_and_the_kinds_tlb() {
+        let text = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/h100.json"
+        ))
+        .expect("fixture");
+        let profile = crate::codec::from_slice(&text, std::path::Path::new("h100.json"))
+            .expect("a valid profile");
+        let all = levels(&profile, MemoryKind::Pinned);
+        let tlb = all.iter().filter(|l| l.kind == LevelKind::Tlb).count();
+        match profile.tlb.get(MemoryKind::Pinned) {
+            Section::Measured(t) => assert_eq!(tlb, t.levels.len()),
+            _ => assert_eq!(tlb, 0),
+        }
+        for l in &all {
+            assert!(l.granularity.is_power_of_two() && l.capacity >= 1, "{l:?}");
+            assert_eq!(l.bytes, l.capacity * l.granularity);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+use super::json::{find_duplicate_key, locate_type_error};
+use super::*;
+use crate::default::builtin;
+use serde_json::json;
+
+#[test]
+fn the_builtin_default_is_valid() {
+    validate(&builtin()).expect("valid");
+}
+
+#[test]
+fn an_unprobed_identity_may_not_claim_measurements() {
+    let mut p = builtin();
+    p.bandwidth = Section::Measured(crate::profile::Bandwidth {
+        device_to_device: 1e12,
+        host_to_device: 5e10,
+        device_to_host: 5e10,
+        zero_copy_read: Default::default(),
+    });
+    let err = validate(&p).unwrap_err();
+    assert_eq!(err.violations[0].path, "device.sm_count");
+}
+
+#[test]
+fn violations_are_all_listed_then_counted() {
+    let mut p = builtin();
+    p.device.name = String::new();
+    p.provenance.duration_seconds = f64::NAN;
+    p.device.sm_clock_khz = 1;
+    let err = validate(&p).unwrap_err();
+    let paths: Vec<&str> = err.violations.iter().map(|v| v.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "device.name",
+            "device.sm_clock_khz",
+            "provenance.duration_seconds"
+        ]
+    );
+    assert!(
+        err.to_string().contains("NaN is not a finite number"),
+        "{err}"
+    );
+
+    let mut c = Checker::default();
+    for i in 0..MAX_LISTED + 5 {
+        c.fail(&idx("x", i), "bad");
+    }
+    let err = c.finish().unwrap_err();
+    assert_eq!(err.violations.len(), MAX_LISTED);
+    assert!(err.to_string().ends_with("; and 5 more"), "{err}");
+}
+
+#[test]
+fn duplicate_keys_are_found_with_their_path() {
+    assert_eq!(
+        find_duplicate_key(br#"{"a": [1, {"b": 1}], "c": {}}"#),
+        None
+    );
+    let found = find_duplicate_key(br#"{"a": [1, {"b": 1, "b": 2}]}"#).expect("found");
+    assert_eq!(
+        found,
+        "a[1].b: duplicate key `b` in `a[1]`; a key may appear once"
+    );
+    let top = find_duplicate_key(br#"{"a": 1, "a": 1}"#).expect("found");
+    assert!(top.contains("in the top-level object"), "{top}");
+}
+
+#[test]
+fn typing_errors_are_located_inside_tagged_sections() {
+    let mut v = serde_json::to_value(builtin()).expect("serialises");
+    v["tlb"]["pinned"] = json!({
+        "status": "measured",
+        "swept_up_to_bytes": 1,
+        "base_latency_cycles": 1.0,
+        "curves": [],
+        "levels": [{"entries": 1, "page_bytes": 4096, "reach_bytes": 4096,
+                    "miss_penalty_cycles": 1.0, "miss_penalty_ns": 0.0, "confidence": -1}]
+    });
+    assert_eq!(locate_type_error(&v), None, "a negative float types fine");
+    v["tlb"]["pinned"]["levels"][0]["entries"] = json!(-7);
+    let (path, msg) = locate_type_error(&v).expect("located");
+    assert_eq!(path, "tlb.pinned.levels[0].entries");
+    assert!(msg.contains("integer `-7`"), "{msg}");
+    v["tlb"]["pinned"]["levels"][0]["entries"] = json!(1e300);
+    let (path, _) = locate_type_error(&v).expect("located");
+    assert_eq!(path, "tlb.pinned.levels[0].entries");
+    v["tlb"]["pinned"]["levels"][0]
+        .as_object_mut()
+        .expect("object")
+        .remove("entries");
+    let (path, msg) = locate_type_error(&v).expect("located");
+    assert_eq!(path, "tlb.pinned.levels[0].entries");
+    assert!(msg.contains("missing field"), "{msg}");
+}

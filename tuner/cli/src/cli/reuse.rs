@@ -1,0 +1,329 @@
+//! `cargo tune reuse TRACE`: the reuse-distance histogram of an access trace, its
+//! miss-ratio curve, and with `--profile`, the hit ratio the trace would see at each level
+//! the profile measured and the scope that fixes a miss-heavy TLB level.
+//!
+//! The trace streams: text (`0x` hex or decimal, one per line), raw little-endian `u64`, or
+//! valgrind lackey output; `.gz` and `.zst` files are decompressed as they are read; `-`
+//! reads stdin. One pass feeds one analyzer per granularity the output needs.
+
+use super::render::bytes;
+use super::size;
+use crate::exit::{CliError, Exit};
+use crate::progress::Bar;
+use clap::{Args, ValueEnum};
+use memtune_core::reuse::levels::{self, Prediction};
+use memtune_core::reuse::{
+    AddressSource, Analyzer, Format, Granularity, Histogram, Mode, Options, ReuseError, Sampling,
+    TraceReader,
+};
+use memtune_core::{store, ErrorClass, MemoryKind};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// References read per batch.
+const BATCH: usize = 1 << 16;
+/// Miss-ratio curve points printed in the table (log2-spaced capacities).
+const CURVE_POINTS: u32 = 24;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormat {
+    /// One address per line, `0x` hex or decimal.
+    Text,
+    /// Raw little-endian u64 addresses.
+    U64,
+    /// valgrind --tool=lackey --trace-mem=yes output.
+    Lackey,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReuseMode {
+    /// Sequential exact analysis (the reference).
+    ExactCpu,
+    /// Exact on every core; the same histogram as exact-cpu.
+    ExactCpuParallel,
+    /// SHARDS spatial sampling (`--rate` or `--budget`): bounded memory, an estimate.
+    Sampled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Bins {
+    Log2,
+    Exact,
+}
+
+#[derive(Debug, Args)]
+pub struct ReuseArgs {
+    /// The trace file (`-`: stdin); `.gz` and `.zst` are decompressed.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TraceFormat,
+    /// Lackey traces: data records only (drop instruction fetches).
+    #[arg(long)]
+    pub data_only: bool,
+    /// Bytes per item: addresses in one granule are one item.
+    #[arg(long, value_parser = size::parse, default_value = "1")]
+    pub granularity: u64,
+    #[arg(long, value_enum, default_value = "exact-cpu")]
+    pub mode: ReuseMode,
+    /// Sampled: the fixed sampling rate in (0, 1].
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Sampled: the most sampled items held (memory bound) instead of a rate.
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// Histogram bins printed and in the JSON.
+    #[arg(long, value_enum, default_value = "log2")]
+    pub bins: Bins,
+    /// Predict each level of this profile: caches at their line, TLB levels at their page.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// The memory kind whose TLB levels are predicted.
+    #[arg(long, default_value = "device")]
+    pub memory: MemoryKind,
+}
+
+fn reuse_error(e: ReuseError) -> CliError {
+    let exit = match e.class() {
+        ErrorClass::Invalid => Exit::InvalidProfile,
+        ErrorClass::Io => Exit::Io,
+        ErrorClass::NotFound => Exit::NotFound,
+    };
+    CliError::new(exit, e.to_string())
+}
+
+fn mode_of(args: &ReuseArgs) -> Result<Mode, CliError> {
+    let usage = |m: &str| CliError::new(Exit::Usage, m.to_string());
+    match (args.mode, args.rate, args.budget) {
+        (ReuseMode::Sampled, Some(r), None) => Ok(Mode::Sampled(Sampling::Rate(r))),
+        (ReuseMode::Sampled, None, Some(n)) => Ok(Mode::Sampled(Sampling::Budget(n))),
+        (ReuseMode::Sampled, None, None) => Ok(Mode::Sampled(Sampling::Rate(0.01))),
+        (ReuseMode::Sampled, Some(_), Some(_)) => Err(usage("give --rate or --budget, not both")),
+        (_, None, None) => Ok(match args.mode {
+            ReuseMode::ExactCpu => Mode::ExactCpu,
+            _ => Mode::ExactCpuParallel,
+        }),
+        _ => Err(usage("--rate and --budget are for --mode sampled")),
+    }
+}
+
+/// Opens the trace as a byte stream: stdin, or a regular file (a FIFO or device is read as
+/// a stream too, which is what `valgrind ... | cargo tune reuse -` needs), decompressed by
+/// its extension.
+fn open(path: &Path) -> Result<Box<dyn BufRead>, CliError> {
+    let io = |e: std::io::Error| CliError::new(Exit::Io, format!("{}: {e}", path.display()));
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            std::io::stdin(),
+        )));
+    }
+    let meta = std::fs::metadata(path).map_err(|e| {
+        let exit = if e.kind() == std::io::ErrorKind::NotFound {
+            Exit::NotFound
+        } else {
+            Exit::Io
+        };
+        CliError::new(exit, format!("{}: {e}", path.display()))
+    })?;
+    if meta.is_dir() {
+        return Err(CliError::new(
+            Exit::Usage,
+            format!("{} is a directory; give a trace file", path.display()),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    let raw: Box<dyn Read> = match path.extension().and_then(|e| e.to_str()) {
+        Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(file)),
+        Some("zst") => Box::new(ruzstd::decoding::StreamingDecoder::new(file).map_err(|e| {
+            CliError::new(
+                Exit::InvalidProfile,
+                format!("{}: not a zstd stream: {e}", path.display()),
+            )
+        })?),
+        _ => Box::new(file),
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 16, raw)))
+}
+
+/// One analyzer per granularity, fed from one pass over the trace.
+fn analyze(
+    args: &ReuseArgs,
+    mode: Mode,
+    granularities: &[u64],
+    bar: &mut Bar,
+) -> Result<BTreeMap<u64, Histogram>, CliError> {
+    let format = match args.format {
+        TraceFormat::Text => Format::Text,
+        TraceFormat::U64 => Format::U64,
+        TraceFormat::Lackey => Format::Lackey {
+            data_only: args.data_only,
+        },
+    };
+    let total_bytes = std::fs::metadata(&args.trace)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    let mut reader = TraceReader::new(open(&args.trace)?, format);
+    let mut analyzers = granularities
+        .iter()
+        .map(|&g| {
+            let options = Options {
+                granularity: g,
+                ..Options::default()
+            };
+            Ok((g, Granularity::new(g)?, Analyzer::new(mode, &options)?))
+        })
+        .collect::<Result<Vec<_>, ReuseError>>()
+        .map_err(reuse_error)?;
+    let (mut batch, mut items) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
+    let mut read = 0u64;
+    loop {
+        batch.clear();
+        let n = reader.read_into(&mut batch, BATCH).map_err(reuse_error)?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        for (_, granularity, analyzer) in analyzers.iter_mut() {
+            items.clear();
+            items.extend_from_slice(&batch);
+            granularity.apply(&mut items);
+            analyzer.push(&items).map_err(reuse_error)?;
+        }
+        let fraction = total_bytes.map_or(0.0, |t| reader.bytes() as f64 / t.max(1) as f64);
+        bar.update(fraction, &format!("{read} references"));
+    }
+    analyzers
+        .into_iter()
+        .map(|(g, _, a)| Ok((g, a.finish().map_err(reuse_error)?)))
+        .collect()
+}
+
+pub fn run(args: &ReuseArgs, json_out: bool, quiet: bool) -> Result<Exit, CliError> {
+    if args.granularity == 0 {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--granularity must be at least 1 byte",
+        ));
+    }
+    let mode = mode_of(args)?;
+    let profile_levels = match &args.profile {
+        Some(p) => levels::levels(&store::load_path(p)?, args.memory),
+        None => Vec::new(),
+    };
+    let mut granularities = levels::granularities(&profile_levels);
+    granularities.push(args.granularity);
+    granularities.sort_unstable();
+    granularities.dedup();
+    let mut bar = Bar::new("reuse", quiet || json_out);
+    let histograms = analyze(args, mode, &granularities, &mut bar)?;
+    let main = histograms
+        .get(&args.granularity)
+        .ok_or_else(|| CliError::new(Exit::Internal, "no histogram at the asked granularity"))?;
+    let predictions = levels::predict(&profile_levels, |g| histograms.get(&g));
+    bar.finish(&format!("{} references", main.references));
+    if json_out {
+        super::commands::print_json(&to_json(args, mode, main, &predictions));
+    } else {
+        print_table(args, mode, main, &predictions);
+    }
+    Ok(Exit::Ok)
+}
+
+fn to_json(args: &ReuseArgs, mode: Mode, h: &Histogram, predictions: &[Prediction]) -> Value {
+    let mut doc = serde_json::to_value(h).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut doc {
+        if args.bins == Bins::Log2 {
+            map.remove("histogram");
+            map.insert("log2_bins".into(), json!(h.log2_bins()));
+        }
+        map.insert("mode".into(), json!(mode.name()));
+        map.insert("granularity".into(), json!(args.granularity));
+        map.insert("miss_ratio_curve".into(), json!(curve(h)));
+        if args.profile.is_some() {
+            map.insert("memory".into(), json!(args.memory.as_str()));
+            map.insert("levels".into(), json!(predictions));
+        }
+    }
+    doc
+}
+
+/// The miss ratio at log2-spaced capacities up to the distinct items.
+fn curve(h: &Histogram) -> Vec<(u64, f64)> {
+    (0..CURVE_POINTS)
+        .map(|k| 1u64 << (2 * k).min(62))
+        .take_while(|&c| c <= h.distinct.max(1).saturating_mul(2))
+        .map(|c| (c, h.miss_ratio(c)))
+        .collect()
+}
+
+fn print_table(args: &ReuseArgs, mode: Mode, h: &Histogram, predictions: &[Prediction]) {
+    println!(
+        "{} references, {} distinct items of {} ({}), {} cold",
+        h.references,
+        h.distinct,
+        bytes(args.granularity),
+        mode.name(),
+        h.cold
+    );
+    if let Some(s) = &h.sample {
+        println!(
+            "sampled: rate {:.4}, {} of {} references analyzed (counts scaled by 1/rate)",
+            s.rate, s.sampled_references, s.trace_references
+        );
+    }
+    println!("\n{:>24}  {:>14}  {:>8}", "distance", "references", "share");
+    let share = |c: u64| 100.0 * c as f64 / h.references.max(1) as f64;
+    match args.bins {
+        Bins::Log2 => {
+            for b in h.log2_bins() {
+                println!(
+                    "{:>24}  {:>14}  {:>7.2}%",
+                    format!("{}..{}", b.lo, b.hi),
+                    b.count,
+                    share(b.count)
+                );
+            }
+        }
+        Bins::Exact => {
+            for (d, c) in &h.exact {
+                println!("{d:>24}  {c:>14}  {:>7.2}%", share(*c));
+            }
+        }
+    }
+    println!("{:>24}  {:>14}  {:>7.2}%", "cold", h.cold, share(h.cold));
+    println!("\nmiss ratio of a fully associative LRU cache of N items:");
+    for (c, m) in curve(h) {
+        println!("{c:>24}  {m:>14.4}");
+    }
+    if args.profile.is_some() {
+        println!("\npredicted per level ({} memory):", args.memory);
+        for p in predictions {
+            let l = &p.level;
+            let scope = p.scope_bytes.map_or(String::new(), |s| {
+                format!("  miss-heavy: scope passes to at most {}", bytes(s))
+            });
+            println!(
+                "  {:<28} {} x {}{}: hit ratio {:.4}{scope}",
+                l.name,
+                l.capacity,
+                bytes(l.granularity),
+                if l.assumed_granularity {
+                    " (line assumed)"
+                } else {
+                    ""
+                },
+                p.hit_ratio
+            );
+        }
+        if predictions.is_empty() {
+            println!(
+                "  the profile measured no cache or {} TLB level",
+                args.memory
+            );
+        }
+    }
+}

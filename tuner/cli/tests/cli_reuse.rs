@@ -1,0 +1,177 @@
+//! `cargo tune reuse` through the built binary: the histogram of small traces whose
+//! distances are known, each input format, compressed input, bad input and the profile's
+//! levels.
+
+mod common;
+
+use common::Env;
+use std::io::Write;
+
+/// A cyclic sweep over `n` items `rounds` times, as text lines of 64-byte-apart addresses:
+/// `n` cold references, then every reuse at distance `n - 1`.
+fn cycle(n: u64, rounds: u64) -> String {
+    (0..rounds)
+        .flat_map(|_| (0..n).map(|i| format!("{:#x}\n", 0x1000 + 64 * i)))
+        .collect()
+}
+
+#[test]
+fn a_cyclic_trace_has_one_distance_and_a_step_in_its_miss_ratio_curve() {
+    let env = Env::new();
+    let trace = env.file("t.txt", &cycle(16, 5));
+    let r = env.run(&[
+        "reuse",
+        trace.to_str().unwrap(),
+        "--json",
+        "--bins",
+        "exact",
+    ]);
+    r.expect(0);
+    let doc = r.json();
+    assert_eq!(doc["references"], 80);
+    assert_eq!(doc["distinct"], 16);
+    assert_eq!(doc["cold"], 16);
+    assert_eq!(doc["histogram"], serde_json::json!([[15, 64]]));
+    let curve = doc["miss_ratio_curve"].as_array().unwrap();
+    let at = |c: u64| {
+        curve
+            .iter()
+            .find(|p| p[0] == c)
+            .map(|p| p[1].as_f64().unwrap())
+    };
+    assert_eq!(at(4), Some(1.0), "{curve:?}");
+    assert_eq!(at(16), Some(0.2), "{curve:?}");
+}
+
+#[test]
+fn granularity_u64_gzip_and_sampling_at_rate_one_agree() {
+    let env = Env::new();
+    let text = cycle(32, 4);
+    let plain = env.file("t.txt", &text);
+    let gz = env.dir.path().join("t.txt.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(text.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let words: Vec<u8> = text
+        .lines()
+        .flat_map(|l| u64::from_str_radix(&l[2..], 16).unwrap().to_le_bytes())
+        .collect();
+    let raw = env.dir.path().join("t.u64");
+    std::fs::write(&raw, words).unwrap();
+    let run = |args: &[&str]| {
+        let r = env.run(args);
+        r.expect(0);
+        let mut doc = r.json();
+        doc.as_object_mut().unwrap().remove("mode");
+        doc.as_object_mut().unwrap().remove("sample");
+        doc
+    };
+    let p = plain.to_str().unwrap();
+    let base = run(&["reuse", p, "--json", "--granularity", "128"]);
+    assert_eq!(
+        base["distinct"], 16,
+        "two 64-byte items per 128-byte granule"
+    );
+    assert_eq!(
+        base,
+        run(&[
+            "reuse",
+            gz.to_str().unwrap(),
+            "--json",
+            "--granularity",
+            "128"
+        ])
+    );
+    let u = raw.to_str().unwrap();
+    assert_eq!(
+        base,
+        run(&[
+            "reuse",
+            u,
+            "--format",
+            "u64",
+            "--json",
+            "--granularity",
+            "128"
+        ])
+    );
+    let sampled = [
+        "reuse",
+        p,
+        "--json",
+        "--granularity",
+        "128",
+        "--mode",
+        "sampled",
+    ];
+    assert_eq!(base, run(&[&sampled[..], &["--rate", "1"]].concat()));
+    let parallel = [
+        "reuse",
+        p,
+        "--json",
+        "--granularity",
+        "128",
+        "--mode",
+        "exact-cpu-parallel",
+    ];
+    assert_eq!(base, run(&parallel));
+}
+
+#[test]
+fn a_malformed_line_exits_4_naming_its_line() {
+    let env = Env::new();
+    let trace = env.file("bad.txt", "0x10\n0x20\nnot-an-address\n");
+    env.run(&["reuse", trace.to_str().unwrap()])
+        .expect(4)
+        .says("line 3");
+    let odd = env.dir.path().join("odd.u64");
+    std::fs::write(&odd, [0u8; 12]).unwrap();
+    env.run(&["reuse", odd.to_str().unwrap(), "--format", "u64"])
+        .expect(4)
+        .says("4");
+    env.run(&["reuse", "missing.txt"]).expect(6);
+    let empty = env.file("empty.txt", "");
+    let r = env.run(&["reuse", empty.to_str().unwrap(), "--json"]);
+    r.expect(0);
+    assert_eq!(r.json()["references"], 0);
+    env.run(&["reuse", trace.to_str().unwrap(), "--rate", "0.5"])
+        .expect(2)
+        .says("--mode sampled");
+}
+
+#[test]
+fn a_profile_gives_each_level_a_hit_ratio_and_a_thrashed_tlb_a_scope() {
+    let env = Env::new();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/h100.json"
+    );
+    // 4096 addresses 64 MiB apart swept twice: each its own page at any page size up to
+    // 64 MiB, a cycle longer than every level holds.
+    let text: String = (0..2)
+        .flat_map(|_| (0..4096u64).map(|p| format!("{:#x}\n", p << 26)))
+        .collect();
+    let trace = env.file("pages.txt", &text);
+    let args = [
+        "reuse",
+        trace.to_str().unwrap(),
+        "--profile",
+        fixture,
+        "--json",
+    ];
+    let r = env.run(&args);
+    r.expect(0);
+    let levels = r.json()["levels"].as_array().unwrap().clone();
+    assert!(!levels.is_empty(), "the fixture measured caches or TLBs");
+    for l in &levels {
+        let hit = l["hit_ratio"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&hit), "{l}");
+        if l["level"]["kind"] == "tlb" && l["level"]["capacity"].as_u64().unwrap() < 4096 {
+            assert_eq!(
+                hit, 0.0,
+                "an LRU level smaller than the cycle thrashes: {l}"
+            );
+            assert_eq!(l["scope_bytes"], l["level"]["bytes"], "{l}");
+        }
+    }
+}
