@@ -175,3 +175,51 @@ fn a_profile_gives_each_level_a_hit_ratio_and_a_thrashed_tlb_a_scope() {
         }
     }
 }
+
+#[test]
+fn a_real_programs_lackey_trace_streams_compressed_and_counts_its_records() {
+    // valgrind 3.19 `--tool=lackey --trace-mem=yes /bin/true`, gzip-compressed.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/traces/true-lackey.txt.gz"
+    );
+    let mut text = String::new();
+    let file = std::fs::File::open(path).unwrap();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(file), &mut text).unwrap();
+    // Data records: ` L addr,size`, ` S ...`, ` M ...` (a modify is a load and a store).
+    let (mut refs, mut lines) = (0u64, std::collections::BTreeSet::new());
+    for l in text.lines() {
+        let mut parts = l.split_whitespace();
+        let (Some(kind), Some(rest)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if !matches!(kind, "L" | "S" | "M") || l.starts_with("==") {
+            continue;
+        }
+        let addr = u64::from_str_radix(rest.split(',').next().unwrap(), 16).unwrap();
+        refs += if kind == "M" { 2 } else { 1 };
+        lines.insert(addr / 64);
+    }
+    assert!(refs > 10_000, "a real trace: {refs} data references");
+    let env = Env::new();
+    let args = [
+        "reuse",
+        path,
+        "--format",
+        "lackey",
+        "--data-only",
+        "--granularity",
+        "64",
+    ];
+    let run = |extra: &[&str]| {
+        let r = env.run(&[&args[..], extra, &["--json", "--bins", "exact"]].concat());
+        r.expect(0);
+        let mut doc = r.json();
+        doc.as_object_mut().unwrap().remove("mode");
+        doc
+    };
+    let exact = run(&[]);
+    assert_eq!(exact["references"], refs);
+    assert_eq!(exact["distinct"], lines.len() as u64);
+    assert_eq!(exact, run(&["--mode", "exact-cpu-parallel"]));
+}

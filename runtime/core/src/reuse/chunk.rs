@@ -1,5 +1,5 @@
-//! Per-chunk summaries that merge exactly (issue 20, item 6; the seed's merge step made
-//! exact). A chunk analyzed alone knows every distance whose previous use lies inside it;
+//! Per-chunk summaries that merge exactly (the HP-RDA seed's merge step, without its
+//! approximation). A chunk analyzed alone knows every distance whose previous use lies inside it;
 //! only its first uses wait for the chunks before it. The summary keeps, besides that
 //! local histogram, the chunk's items in order of first use and in order of last use.
 //!

@@ -1,4 +1,4 @@
-//! Reuse-distance analysis on the CPU (issue 20). The stack reuse distance of a reference
+//! Reuse-distance analysis on the CPU. The stack reuse distance of a reference
 //! is the number of distinct other items referenced since the previous use of its item
 //! (a first use is cold, infinitely far); a fully associative LRU cache of `c` items hits
 //! exactly the references of distance below `c`.
