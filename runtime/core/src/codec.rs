@@ -1,5 +1,5 @@
 //! Reading and writing profile JSON: schema check, digest check, the typed model, then
-//! semantic validation ([`crate::validate`]), so no decoded profile holds nonsense.
+//! semantic validation ([`crate::validate()`]), so no decoded profile holds nonsense.
 //!
 //! Compatibility: a profile of the same major schema and a newer minor version may carry
 //! fields this build does not know. They are covered by the digest (checked on the parsed
@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// Parses and verifies a profile read from `path` (used in error messages only): a UTF-8
 /// byte order mark is dropped; then JSON without duplicate keys, the schema, the digest, the
-/// typed model (a typing error names the field's JSON path) and [`crate::validate`].
+/// typed model (a typing error names the field's JSON path) and [`crate::validate()`].
 pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Profile, ProfileError> {
     let bytes = userio::strip_bom(bytes);
     let invalid = |detail: String| ProfileError::Invalid {

@@ -3,7 +3,7 @@
 //! Writes are atomic: the bytes go to a temporary file in the same directory, are synced,
 //! and are renamed over the target. A reader sees the old file or the new one, never a torn
 //! one, and of two concurrent writers one complete profile remains. Only a profile that
-//! verifies and passes [`crate::validate`] is written; files are read through
+//! verifies and passes [`crate::validate()`] is written; files are read through
 //! [`crate::userio`] (regular files only, size-capped).
 
 use crate::error::ProfileError;

@@ -32,7 +32,9 @@ pub mod session;
 mod store;
 
 pub use candidates::{Candidate, Origin, Tunable, MAX_CANDIDATES};
-pub use decision::{CandidateResult, Decision, DecisionError, DECISION_SCHEMA, MAX_DECISION_BYTES};
+pub use decision::{
+    CandidateResult, Decision, DecisionError, DECISION_SCHEMA, MAX_DECISION_BYTES, MAX_DECISION_MS,
+};
 pub use key::candidates_digest;
 pub use key::{size_class, TuneKey, WorkloadClass};
 pub use store::{
