@@ -1,5 +1,5 @@
 //! Byte-size units as people write them (`16 GiB`, `512MiB`), all binary, for the macros'
-//! arguments (the command line accepts the same in `tuner/cli/src/cli/size.rs`).
+//! arguments and the command line (`tuner/cli/src/cli/size.rs` parses with these units).
 
 /// What the units are, for error messages.
 pub const UNITS: &str = "B, KiB, MiB, GiB or TiB";

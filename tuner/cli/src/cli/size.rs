@@ -9,18 +9,12 @@ pub fn parse(text: &str) -> Result<u64, String> {
     let n: u64 = digits
         .parse()
         .map_err(|_| format!("`{text}` is not a size; write e.g. 4096, 64KiB, 2MiB or 16GiB"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => {
-            return Err(format!(
-                "`{text}`: unknown unit `{unit}`; use B, KiB, MiB, GiB or TiB"
-            ))
-        }
-    };
+    let shift = memtune_core::size::unit_shift(unit).ok_or_else(|| {
+        format!(
+            "`{text}`: unknown unit `{unit}`; use {}",
+            memtune_core::size::UNITS
+        )
+    })?;
     n.checked_mul(1u64 << shift)
         .filter(|&v| v > 0)
         .ok_or_else(|| format!("`{text}` is zero or too large"))
