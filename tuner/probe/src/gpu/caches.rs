@@ -2,11 +2,11 @@
 //! (`ld.global.cg`, the TLB probe's chase), the constant cache and shared memory. One
 //! thread walks; the others of its block return at once.
 
-use memtune::gpu::Buffer;
 use super::{cuda, timed_steps, Gpu, GpuError, MAX_CACHE_CHASE_ELEMENTS};
 use crate::{Carveout, LoadPath};
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use memtune::gpu::Buffer;
 use memtune_core::MemoryKind;
 use memtune_kernels::cache_chase::{
     CHASE_CA, CHASE_CONST, CHASE_SHARED, CONST_RING, CONST_RING_WORDS, OUT_LEN, SHARED_RING_WORDS,

@@ -8,15 +8,12 @@ pub mod staging;
 mod system;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig,
-    PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
 use memtune::gpu::{Buffer, Context};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::params::SamplingParams;
-use memtune_kernels::{
-    cache_chase, pointer_chase, random_access,
-};
+use memtune_kernels::{cache_chase, pointer_chase, random_access};
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
