@@ -329,7 +329,7 @@ fn probe_simulate_rejects_bad_simulator_files_clearly() {
         .expect(4)
         .says("k80, p100, gt200");
     env.run(&["probe", "--simulate", "/nonexistent.json", "-o", o])
-        .expect(4)
+        .expect(6)
         .says("/nonexistent.json");
     assert!(!out.exists(), "nothing written on failure");
 }

@@ -12,6 +12,7 @@ mod row;
 pub mod sweep;
 mod targets;
 
+use crate::cli;
 use crate::exit::{CliError, Exit};
 use clap::{Args, ValueEnum};
 use memtune::launch::{grouping_capacity, LaunchError};
@@ -20,6 +21,7 @@ use memtune_core::lookup::{self, LookupConfig, Wanted};
 use memtune_core::plan::{stencil, Dtype};
 use memtune_core::plan::{GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::plan::{GroupingWorkload, SamplingWorkload, StencilWorkload};
+use memtune_core::userio::WriteOptions;
 use memtune_core::{store, time, MemoryKind, Profile};
 use rounds::tuned_row;
 use serde_json::{json, Value};
@@ -65,9 +67,9 @@ pub struct BenchArgs {
     /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// GPU ordinal.
-    #[arg(long = "gpu", default_value_t = 0)]
-    pub gpu: usize,
+    /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=<uuid> names, else 0).
+    #[arg(long = "gpu")]
+    pub gpu: Option<usize>,
 }
 
 /// One workload's results.
@@ -87,13 +89,21 @@ fn launch_error(e: LaunchError) -> CliError {
     }
 }
 
-pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliError> {
+pub fn run(
+    args: &BenchArgs,
+    json_out: bool,
+    quiet: bool,
+    write: WriteOptions,
+) -> Result<Exit, CliError> {
     let note = |m: &str| {
         if !quiet {
             eprintln!("{m}");
         }
     };
-    let mut rt = Runtime::open(args.gpu).map_err(launch_error)?;
+    // The output folder is made (or refused) before the benchmarks run.
+    let out = args.out.as_deref().map(|d| cli::output_dir(d, write));
+    let out = out.transpose()?;
+    let mut rt = Runtime::open(cli::gpu_ordinal(args.gpu)?).map_err(launch_error)?;
     let (profile, source) = load_profile(args.profile.as_deref(), &rt, quiet)?;
     let id = rt.identity().clone();
     if profile.device.uuid != id.uuid {
@@ -128,7 +138,9 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
         reports.push(report);
     }
 
-    let command: Vec<String> = std::env::args().collect();
+    let command: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let date = time::now_rfc3339();
     let docs: Vec<Value> = reports
         .iter()
@@ -155,13 +167,12 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
             })
         })
         .collect();
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    if let Some(dir) = &out {
         for (r, doc) in reports.iter().zip(&docs) {
             let path = dir.join(format!("bench-{}.json", r.workload));
-            std::fs::write(&path, format!("{doc:#}\n")).map_err(|e| io(&path, e))?;
+            cli::write_file(&path, format!("{doc:#}\n").as_bytes(), write)?;
             let path = dir.join(format!("bench-{}.svg", r.workload));
-            std::fs::write(&path, report::chart(&id.name, r).to_svg()).map_err(|e| io(&path, e))?;
+            cli::write_file(&path, report::chart(&id.name, r).to_svg().as_bytes(), write)?;
         }
         note(&format!(
             "wrote bench-*.json and bench-*.svg to {}",
@@ -189,10 +200,6 @@ pub fn run(args: &BenchArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
     Ok(Exit::Ok)
 }
 
-fn io(path: &Path, e: std::io::Error) -> CliError {
-    CliError::new(Exit::Io, format!("{}: {e}", path.display()))
-}
-
 /// The profile from `path`, else from the lookup chain for this GPU, and its source.
 fn load_profile(
     path: Option<&Path>,
@@ -208,7 +215,8 @@ fn load_profile(
         model: Some(id.model()),
     };
     let root = lookup::current_project_root();
-    let resolved = lookup::resolve(&LookupConfig::from_env(Some(&root)), &wanted)?;
+    let config = LookupConfig::try_from_env(Some(&root)).map_err(cli::env_error)?;
+    let resolved = lookup::resolve(&config, &wanted)?;
     if !quiet {
         for w in &resolved.warnings {
             eprintln!("warning: {w}");

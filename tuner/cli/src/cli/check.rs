@@ -1,6 +1,7 @@
 //! `cargo tune check`: validates every profile committed in `.memtune/`, for users' CI, as
 //! `cargo sqlx prepare --check` does for `.sqlx/`.
 
+use super::files::path_json;
 use crate::exit::{CliError, Exit};
 use memtune_core::store::Store;
 use memtune_core::ProfileError;
@@ -73,7 +74,7 @@ pub fn run(dir: &Path, allow_simulated: bool, json_out: bool) -> Result<Exit, Cl
                     );
                 }
                 items.push(
-                    json!({"path": entry.path, "valid": true, "uuid": p.device.uuid,
+                    json!({"path": path_json(&entry.path), "valid": true, "uuid": p.device.uuid,
                     "name": p.device.name, "digest": p.digest, "simulated": p.is_simulated()}),
                 );
             }
@@ -83,7 +84,7 @@ pub fn run(dir: &Path, allow_simulated: bool, json_out: bool) -> Result<Exit, Cl
                     println!("FAILED   {message}");
                 }
                 items.push(
-                    json!({"path": entry.path, "valid": false, "reason": kind, "error": message}),
+                    json!({"path": path_json(&entry.path), "valid": false, "reason": kind, "error": message}),
                 );
             }
         }
@@ -91,7 +92,7 @@ pub fn run(dir: &Path, allow_simulated: bool, json_out: bool) -> Result<Exit, Cl
     if json_out {
         println!(
             "{:#}",
-            json!({"dir": dir, "ok": failed == 0, "failed": failed, "files": items})
+            json!({"dir": path_json(dir), "ok": failed == 0, "failed": failed, "files": items})
         );
     }
     if failed == 0 {

@@ -4,16 +4,20 @@
 use super::{profiles, tune};
 use super::{Cli, Command};
 use crate::exit::{CliError, Exit};
-use memtune_core::lookup::{self, LookupConfig, PROJECT_DIR};
+use memtune::device;
+use memtune_core::lookup::{self, LookupConfig, Wanted, PROJECT_DIR};
 use memtune_core::profile::is_valid_uuid;
 use memtune_core::store::Store;
+use memtune_core::userio::WriteOptions;
+use memtune_core::ProfileError;
 use std::path::PathBuf;
 
-/// What every verb needs: output mode and the two stores.
+/// What every verb needs: output mode, how outputs are written, and the two stores.
 pub(super) struct Ctx {
     pub(super) json: bool,
     pub(super) quiet: bool,
     pub(super) project_root: PathBuf,
+    pub(super) write: WriteOptions,
 }
 
 impl Ctx {
@@ -21,8 +25,16 @@ impl Ctx {
         Store::new(self.project_root.join(PROJECT_DIR))
     }
 
-    pub(super) fn cache(&self) -> Result<Store, CliError> {
-        lookup::default_cache_dir().map(Store::new).ok_or_else(|| {
+    /// The user cache; `None` where the platform has none. `MEMTUNE_CACHE_DIR` set but
+    /// empty is an error, not the default.
+    pub(super) fn cache(&self) -> Result<Option<Store>, CliError> {
+        let dir = lookup::cache_dir_from_env().map_err(env_error)?;
+        Ok(dir.map(Store::new))
+    }
+
+    /// The user cache, which must exist (to write to).
+    pub(super) fn cache_store(&self) -> Result<Store, CliError> {
+        self.cache()?.ok_or_else(|| {
             CliError::new(
                 Exit::Io,
                 "this platform has no user cache directory; set MEMTUNE_CACHE_DIR to a writable directory",
@@ -36,9 +48,74 @@ impl Ctx {
         }
     }
 
-    pub(super) fn lookup_config(&self) -> LookupConfig {
-        LookupConfig::from_env(Some(&self.project_root))
+    pub(super) fn lookup_config(&self) -> Result<LookupConfig, CliError> {
+        LookupConfig::try_from_env(Some(&self.project_root)).map_err(env_error)
     }
+}
+
+/// A memtune environment variable set wrong (`MEMTUNE_CACHE_DIR=""`, `MEMTUNE_DEVICE` not
+/// a UUID) is a usage error; other profile errors keep their exit code.
+pub(crate) fn env_error(e: ProfileError) -> CliError {
+    match e {
+        ProfileError::EmptyVariable { .. } | ProfileError::BadVariable { .. } => {
+            CliError::new(Exit::Usage, e.to_string())
+        }
+        other => other.into(),
+    }
+}
+
+/// `MEMTUNE_DEVICE`, as the lookup chain reads it: a GPU's UUID, or nothing.
+fn device_env() -> Result<Option<String>, CliError> {
+    Ok(Wanted::from_env().map_err(env_error)?.uuid)
+}
+
+/// The ordinal of the visible GPU `MEMTUNE_DEVICE` names; `None` when it is unset.
+pub(crate) fn env_gpu() -> Result<Option<usize>, CliError> {
+    let Some(uuid) = device_env()? else {
+        return Ok(None);
+    };
+    let ids = device::list()?;
+    let ordinal = ids.iter().position(|d| d.uuid == uuid).ok_or_else(|| {
+        CliError::new(
+            Exit::Usage,
+            format!(
+                "MEMTUNE_DEVICE={uuid} is none of the {} visible GPUs; `cargo tune devices` lists them: set it to one, pass the ordinal, or unset it",
+                ids.len()
+            ),
+        )
+    })?;
+    Ok(Some(ordinal))
+}
+
+/// The GPU a verb runs on: the ordinal given, else the visible GPU `MEMTUNE_DEVICE` names,
+/// else GPU 0.
+pub(crate) fn gpu_ordinal(given: Option<usize>) -> Result<usize, CliError> {
+    match given {
+        Some(ordinal) => Ok(ordinal),
+        None => Ok(env_gpu()?.unwrap_or(0)),
+    }
+}
+
+/// What the lookup chain looks for: the GPU `MEMTUNE_DEVICE` names (with its model where
+/// that GPU is visible), else GPU 0, else (no GPU) any device.
+pub(crate) fn wanted_device() -> Result<Wanted, CliError> {
+    if let Some(uuid) = device_env()? {
+        let model = device::list()
+            .ok()
+            .and_then(|ids| ids.into_iter().find(|d| d.uuid == uuid))
+            .map(|d| d.model());
+        return Ok(Wanted {
+            uuid: Some(uuid),
+            model,
+        });
+    }
+    Ok(match device::identity(0) {
+        Ok(id) => Wanted {
+            uuid: Some(id.uuid.clone()),
+            model: Some(id.model()),
+        },
+        Err(_) => Wanted::default(),
+    })
 }
 
 pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
@@ -46,6 +123,9 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         json: cli.global.json,
         quiet: cli.global.quiet,
         project_root: lookup::current_project_root(),
+        write: WriteOptions {
+            follow_symlinks: cli.global.follow_symlinks,
+        },
     };
     match cli.command {
         None => tune::tune(&ctx, &cli.tune),
@@ -74,10 +154,10 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Plan(command)) => super::plan::run(&command, ctx.json, ctx.quiet),
         Some(Command::Chase(args)) => super::raw::chase(ctx.json, &args),
         Some(Command::Sample(args)) => super::raw::sample(ctx.json, &args),
-        Some(Command::Bench(args)) => crate::bench::run(&args, ctx.json, ctx.quiet),
+        Some(Command::Bench(args)) => crate::bench::run(&args, ctx.json, ctx.quiet, ctx.write),
         Some(Command::Reuse(args)) => super::reuse::run(&args, ctx.json, ctx.quiet),
         Some(Command::Decisions(cmd)) => {
-            super::decisions::run(&cmd, ctx.json, ctx.quiet, &ctx.project_root)
+            super::decisions::run(&cmd, ctx.json, ctx.quiet, &ctx.project_root, ctx.write)
         }
     }
 }

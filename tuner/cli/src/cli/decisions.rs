@@ -1,13 +1,16 @@
 //! `cargo tune decisions`: the autotuner's decisions in the user cache (`<profile cache>/
 //! decisions/`) and the project's `.memtune/decisions/`: list, show, clear, export.
 
+use super::files::{self, opt_path_json, path_json, paths_json};
 use crate::exit::{CliError, Exit};
 use clap::Subcommand;
 use memtune_core::tune::{
     read_decision, Decision, DecisionError, DecisionStore, Origin, StoreSource,
 };
-use memtune_core::{size::format_bytes, store::write_atomic, time::format_unix};
+use memtune_core::userio::{self, InputKind, WriteOptions};
+use memtune_core::{lookup, size::format_bytes, time::format_unix};
 use serde_json::{json, Value};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::{fs, io, io::ErrorKind::NotFound};
 
@@ -20,7 +23,7 @@ pub enum DecisionsCommand {
     /// One decision in full: every candidate's timings, and why the winner won.
     Show {
         /// A decision file's path, or its file name in either folder.
-        file_or_name: String,
+        file_or_name: PathBuf,
     },
     /// Remove user-cache decisions (never the project's); without --yes, only list them.
     Clear {
@@ -33,8 +36,9 @@ pub enum DecisionsCommand {
     /// Copy a stored decision byte for byte, e.g. into `.memtune/decisions/` to ship it.
     Export {
         /// A decision file's path, or its file name in either folder.
-        file_or_name: String,
-        /// The file to write, or a folder to write `<folder>/<file name>` into.
+        file_or_name: PathBuf,
+        /// The file to write, a folder to write `<folder>/<file name>` into, or `-` for
+        /// stdout.
         #[arg(short, long, value_name = "FILE_OR_DIR")]
         output: PathBuf,
         #[arg(long, help = "Replace an existing file that differs")]
@@ -42,9 +46,22 @@ pub enum DecisionsCommand {
     },
 }
 
-pub fn run(cmd: &DecisionsCommand, json: bool, quiet: bool, root: &Path) -> Result<Exit, CliError> {
+pub fn run(
+    cmd: &DecisionsCommand,
+    json: bool,
+    quiet: bool,
+    root: &Path,
+    write: WriteOptions,
+) -> Result<Exit, CliError> {
+    // MEMTUNE_CACHE_DIR set but empty is an error, not "no user cache".
+    lookup::cache_dir_from_env().map_err(super::env_error)?;
     let store = DecisionStore::from_env(Some(root));
-    let ctx = Ctx { store, json, quiet };
+    let ctx = Ctx {
+        store,
+        json,
+        quiet,
+        write,
+    };
     match cmd {
         DecisionsCommand::List => ctx.list(),
         DecisionsCommand::Show { file_or_name } => ctx.show(file_or_name),
@@ -62,7 +79,7 @@ fn io_error(path: &Path, what: &str, e: &io::Error, fix: &str) -> CliError {
     CliError::new(Exit::Io, message)
 }
 
-fn shown(dir: Option<&Path>) -> String {
+fn shown_dir(dir: Option<&Path>) -> String {
     dir.map_or(NO_CACHE.into(), |d| d.display().to_string())
 }
 
@@ -115,9 +132,9 @@ fn size_text(class: u32) -> String {
 fn row_json(path: &Path, source: StoreSource, d: &Result<Decision, DecisionError>) -> Value {
     let (d, (chosen, base, speedup)) = match d {
         Ok(d) => (d, ratio(d)),
-        Err(e) => return json!({"source": source, "path": path, "error": e.to_string()}),
+        Err(e) => return json!({"source": source, "path": path_json(path), "error": e.to_string()}),
     };
-    json!({"source": source, "path": path, "chosen_label": d.chosen_label(), "decision": d,
+    json!({"source": source, "path": path_json(path), "chosen_label": d.chosen_label(), "decision": d,
         "chosen_median_ms": chosen, "untuned_median_ms": base, "speedup_vs_untuned": speedup})
 }
 
@@ -125,11 +142,12 @@ fn print(value: Value) {
     println!("{value:#}");
 }
 
-/// Output mode and the two folders.
+/// Output mode, how outputs are written, and the two folders.
 struct Ctx {
     store: DecisionStore,
     json: bool,
     quiet: bool,
+    write: WriteOptions,
 }
 
 impl Ctx {
@@ -139,9 +157,10 @@ impl Ctx {
         let rows = self.store.list();
         if self.json {
             let items: Vec<Value> = rows.iter().map(|(p, s, d)| row_json(p, *s, d)).collect();
+            let (local, project) = (opt_path_json(local), opt_path_json(project));
             print(json!({"decisions": items, "local_dir": local, "project_dir": project}));
         } else if rows.is_empty() {
-            let (local, project) = (shown(local), shown(project));
+            let (local, project) = (shown_dir(local), shown_dir(project));
             println!("no stored decisions (looked in {local} and {project})");
         }
         for (path, source, d) in rows.iter().filter(|_| !self.json) {
@@ -163,28 +182,34 @@ impl Ctx {
     }
 
     /// A path, or a file name (`.json` optional) in the user cache's folder, then the project's.
-    fn locate(&self, name: &str) -> Result<PathBuf, CliError> {
-        let plain = !name.contains(['/', '\\']) && name != "." && name != "..";
-        let names = [name.to_string(), format!("{name}.json")];
-        let given = [PathBuf::from(name)];
+    fn locate(&self, name: &Path) -> Result<PathBuf, CliError> {
+        let shown = name.to_string_lossy();
+        let plain = !shown.contains(['/', '\\']) && shown != "." && shown != "..";
+        let mut with_json = OsString::from(name);
+        with_json.push(".json");
+        let names = [name.as_os_str().to_owned(), with_json];
+        let given = [name.to_path_buf()];
         let dirs = [self.store.local_dir(), self.store.project_dir()];
         let in_store = dirs.into_iter().flatten().filter(|_| plain);
         let paths = in_store.flat_map(|d| names.iter().map(|n| d.join(n)));
         let hit = paths.chain(given).find(|p| p.symlink_metadata().is_ok());
-        if let Some(hit) = hit.filter(|_| !name.is_empty()) {
+        if let Some(hit) = hit.filter(|_| !name.as_os_str().is_empty()) {
             return Ok(hit);
         }
-        let (local, project) = (shown(dirs[0]), shown(dirs[1]));
-        let why = format!("no decision file `{name}` here, in {local} or in {project}");
+        let (local, project) = (shown_dir(dirs[0]), shown_dir(dirs[1]));
+        let why = format!(
+            "no decision file `{}` here, in {local} or in {project}",
+            name.display()
+        );
         let fix = "`cargo tune decisions list` shows them";
         Err(CliError::new(Exit::NotFound, format!("{why}; {fix}")))
     }
 
-    fn show(&self, file_or_name: &str) -> Result<Exit, CliError> {
+    fn show(&self, file_or_name: &Path) -> Result<Exit, CliError> {
         let path = self.locate(file_or_name)?;
         let d = load(&path)?;
         if self.json {
-            print(json!({"path": path, "decision": d}));
+            print(json!({"path": path_json(&path), "decision": d}));
             return Ok(Exit::Ok);
         }
         let ms = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.4}"));
@@ -241,6 +266,7 @@ impl Ctx {
         let paths = if yes { &removed } else { &targets };
         let n = paths.len();
         if self.json {
+            let paths = paths_json(paths);
             print(json!({"dry_run": !yes, "count": n, "paths": paths, "failed": failed}));
         } else if yes {
             println!("removed {n} decision file(s){of} from {}", local.display());
@@ -258,36 +284,51 @@ impl Ctx {
         Ok(if ok { Exit::Ok } else { Exit::Io })
     }
 
-    fn export(&self, file_or_name: &str, output: &Path, force: bool) -> Result<Exit, CliError> {
+    /// Copies a decision byte for byte to a file, into a folder, or to stdout (`-`).
+    fn export(&self, file_or_name: &Path, output: &Path, force: bool) -> Result<Exit, CliError> {
+        let to_stdout = userio::is_stdout(output);
+        if to_stdout && self.json {
+            let why =
+                "--json and -o - would both write to stdout; export to a file, or drop --json";
+            return Err(CliError::new(Exit::Usage, why));
+        }
         let from = self.locate(file_or_name)?;
-        load(&from)?; // a regular file, not too large
-        let fix = "check the file's permissions";
-        let bytes = fs::read(&from).map_err(|e| io_error(&from, "reading", &e, fix))?;
-        // The bytes validated are the bytes written: no re-serialisation.
+        // Read once (a regular file, not too large); the bytes validated are the bytes
+        // written: no re-serialisation.
+        let bytes = files::read_input(&from, InputKind::Decision)?;
         let invalid = |e: DecisionError| CliError::new(Exit::InvalidProfile, e.to_string());
         let d = Decision::from_slice(&bytes, &from).map_err(invalid)?;
         let key_name = d.key.file_name();
         let mut dest = output.to_path_buf();
-        if output.is_dir() || output.to_string_lossy().ends_with(['/', '\\']) {
+        if !to_stdout && (output.is_dir() || output.to_string_lossy().ends_with(['/', '\\'])) {
             dest.push(from.file_name().unwrap_or(key_name.as_ref()));
         }
-        let fix = "choose a writable path";
-        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|e| io_error(parent, "creating", &e, fix))?;
-        }
-        let same = fs::read(&dest).is_ok_and(|old| old == bytes);
         let (f, t) = (from.display(), dest.display());
-        if !same && !force && dest.symlink_metadata().is_ok() {
-            let why = format!("{t} exists and differs from {f}; add --force to replace it");
-            return Err(CliError::new(Exit::Io, why));
+        if !to_stdout {
+            let fix = "choose a writable path";
+            if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fs::create_dir_all(parent).map_err(|e| io_error(parent, "creating", &e, fix))?;
+            }
+            files::check_output(&dest, self.write)?;
+            // Only a regular file is read back to compare; anything else is refused above.
+            let same = userio::read_input(&dest, InputKind::Decision).is_ok_and(|old| old == bytes);
+            if !same && !force && dest.symlink_metadata().is_ok() {
+                let why = format!("{t} exists and differs from {f}; add --force to replace it");
+                return Err(CliError::new(Exit::Io, why));
+            }
         }
-        write_atomic(&dest, &bytes).map_err(|e| io_error(&dest, "writing", &e, fix))?;
-        if dest.file_name() != Some(key_name.as_ref()) && !self.quiet {
+        files::write_output(&dest, &bytes, self.write)?;
+        if !to_stdout && dest.file_name() != Some(key_name.as_ref()) && !self.quiet {
             eprintln!("note: the store finds this decision under its key's name {key_name} only");
         }
         let (label, kernel) = (d.chosen_label(), &d.key.kernel);
         if self.json {
-            print(json!({"from": from, "path": dest, "chosen_label": label, "kernel": kernel}));
+            let (from, path) = (path_json(&from), path_json(&dest));
+            print(json!({"from": from, "path": path, "chosen_label": label, "kernel": kernel}));
+        } else if to_stdout {
+            if !self.quiet {
+                eprintln!("exported {f} ({label}, kernel `{kernel}`) to stdout");
+            }
         } else {
             println!("exported {f} ({label}, kernel `{kernel}`) to {t}");
         }

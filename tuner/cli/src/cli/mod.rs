@@ -3,6 +3,7 @@
 mod check;
 mod commands;
 mod decisions;
+mod files;
 
 mod plan;
 mod probe;
@@ -14,6 +15,8 @@ pub mod size;
 mod tune;
 
 pub use crate::exit::{CliError, Exit};
+pub(crate) use commands::{env_error, gpu_ordinal};
+pub(crate) use files::{output_dir, write_file};
 
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -44,6 +47,10 @@ pub struct Global {
     /// No progress or notes on stderr (errors are still printed).
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Write outputs (-o, --plot, --out) through a symbolic link to its target instead of
+    /// refusing the link.
+    #[arg(long, global = true)]
+    pub follow_symlinks: bool,
 }
 
 /// Options of the bare `cargo tune` (probe every visible GPU and store its profile).
@@ -54,7 +61,8 @@ pub struct TuneArgs {
     /// Write into the project's `.memtune/` (for committing) instead of the user cache.
     #[arg(long)]
     pub project: bool,
-    /// Probe only the GPU with this ordinal.
+    /// Probe only the GPU with this ordinal (default: the GPU that MEMTUNE_DEVICE=<uuid>
+    /// names, else every visible GPU).
     #[arg(long, value_name = "ORDINAL")]
     pub device: Option<usize>,
 }
@@ -78,15 +86,17 @@ pub enum Command {
     },
     /// Probe one GPU, or a simulated one, and write the profile to a file (never stored).
     Probe {
-        /// Simulate instead: a memtune-sim/1 JSON file, or a built-in (k80, p100, gt200).
+        /// Simulate instead: a memtune-sim/1 JSON file (`-`: stdin), or a built-in (k80,
+        /// p100, gt200).
         #[arg(long, value_name = "FILE|k80|p100|gt200")]
-        simulate: Option<String>,
-        /// Where to write the profile.
+        simulate: Option<OsString>,
+        /// Where to write the profile (`-`: stdout).
         #[arg(short, long, value_name = "PROFILE")]
         output: PathBuf,
-        /// GPU ordinal (without --simulate).
-        #[arg(long = "gpu", default_value_t = 0)]
-        gpu: usize,
+        /// GPU ordinal (without --simulate; default: the GPU that MEMTUNE_DEVICE=<uuid>
+        /// names, else 0).
+        #[arg(long = "gpu")]
+        gpu: Option<usize>,
         #[command(flatten)]
         probe: probe::ProbeArgs,
     },
@@ -110,6 +120,7 @@ pub enum Command {
     /// Copy a stored profile to a file, e.g. to ship it with a binary.
     Export {
         uuid: String,
+        /// Where to write it (`-`: stdout).
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
     },
@@ -170,9 +181,9 @@ pub struct RawArgs {
     /// a hash-grouping insert's count update runs.
     #[arg(long)]
     pub atomic: bool,
-    /// GPU ordinal.
-    #[arg(long = "gpu", default_value_t = 0)]
-    pub gpu: usize,
+    /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=<uuid> names, else 0).
+    #[arg(long = "gpu")]
+    pub gpu: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

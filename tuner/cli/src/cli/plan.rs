@@ -4,8 +4,7 @@ use super::render::bytes;
 use super::size;
 use crate::exit::{CliError, Exit};
 use clap::{Args, Subcommand};
-use memtune::device;
-use memtune_core::lookup::{self, LookupConfig, Wanted};
+use memtune_core::lookup::{self, LookupConfig};
 use memtune_core::plan::grouping::{self, GroupingWorkload};
 use memtune_core::plan::sampling::{self, SamplingWorkload};
 use memtune_core::plan::stencil::{self, Dtype, StencilWorkload};
@@ -93,15 +92,10 @@ fn profile(path: Option<&Path>, quiet: bool) -> Result<(Profile, String), CliErr
     if let Some(path) = path {
         return Ok((store::load_path(path)?, path.display().to_string()));
     }
-    let wanted = match device::identity(0) {
-        Ok(id) => Wanted {
-            uuid: Some(id.uuid.clone()),
-            model: Some(id.model()),
-        },
-        Err(_) => Wanted::default(),
-    };
+    let wanted = super::commands::wanted_device()?;
     let root = lookup::current_project_root();
-    let resolved = lookup::resolve(&LookupConfig::from_env(Some(&root)), &wanted)?;
+    let config = LookupConfig::try_from_env(Some(&root)).map_err(super::env_error)?;
+    let resolved = lookup::resolve(&config, &wanted)?;
     if !quiet {
         for w in &resolved.warnings {
             eprintln!("warning: {w}");

@@ -2,11 +2,12 @@
 
 use super::render::bytes;
 use super::size;
-use crate::exit::{CliError, Exit};
+use crate::exit::CliError;
 use crate::plot;
 use crate::progress::Bar;
 use clap::Args;
 use memtune_core::profile::{CacheHierarchy, CachePath, MemoryKind, Profile, Section};
+use memtune_core::userio::WriteOptions;
 use memtune_probe::{
     probe_caches, probe_tlb, CacheProbeResult, MemorySystem, PerKindResult, ProbeOptions,
     ProgressEvent, Stage,
@@ -248,14 +249,14 @@ pub fn summary(profile: &Profile) -> Vec<String> {
 }
 
 /// Writes `tlb-<kind>.svg` and `random-access-<kind>.svg` for every measured kind, and
-/// `caches-<path>.svg` per load path measured.
-pub fn write_plots(dir: &Path, profile: &Profile) -> Result<Vec<PathBuf>, CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        CliError::new(
-            Exit::Io,
-            format!("{}: cannot create the plot directory: {e}", dir.display()),
-        )
-    })?;
+/// `caches-<path>.svg` per load path measured, into `dir` (created if missing; a chart
+/// there is replaced only if it is a regular file).
+pub fn write_plots(
+    dir: &Path,
+    profile: &Profile,
+    opts: WriteOptions,
+) -> Result<Vec<PathBuf>, CliError> {
+    let dir = &super::files::output_dir(dir, opts)?;
     let name = &profile.device.name;
     let mut charts = Vec::new();
     for kind in MemoryKind::ALL {
@@ -289,12 +290,7 @@ pub fn write_plots(dir: &Path, profile: &Profile) -> Result<Vec<PathBuf>, CliErr
     let mut written = Vec::new();
     for (file, svg) in svgs {
         let path = dir.join(file);
-        memtune_core::store::write_atomic(&path, svg.as_bytes()).map_err(|e| {
-            CliError::new(
-                Exit::Io,
-                format!("{}: cannot write the chart: {e}", path.display()),
-            )
-        })?;
+        super::files::write_file(&path, svg.as_bytes(), opts)?;
         written.push(path);
     }
     Ok(written)

@@ -2,15 +2,17 @@
 //! `verify`, `export` and `import`, and the warning said before a stored profile is
 //! replaced.
 
-use super::commands::{check_uuid, print_json, Ctx};
+use super::commands::{check_uuid, env_error, print_json, wanted_device, Ctx};
+use super::files::{self, opt_path_json, path_json, paths_json};
 use super::render;
 use super::tune::plots;
 use crate::exit::{CliError, Exit};
 use memtune::device;
 use memtune_core::codec;
-use memtune_core::lookup::{self, Wanted};
+use memtune_core::lookup;
 use memtune_core::profile::Profile;
 use memtune_core::store::{self, Store};
+use memtune_core::userio;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +29,7 @@ pub(super) fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
         ),
         other => other.into(),
     })?;
-    let cache = ctx.cache().ok();
+    let cache = ctx.cache()?;
     let stored = |uuid: &str| -> Option<PathBuf> {
         [Some(ctx.project()), cache.clone()]
             .into_iter()
@@ -39,7 +41,10 @@ pub(super) fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
         let items: Vec<_> = ids
             .iter()
             .enumerate()
-            .map(|(i, d)| json!({"ordinal": i, "identity": d, "profile": stored(&d.uuid)}))
+            .map(|(i, d)| {
+                let profile = opt_path_json(stored(&d.uuid).as_deref());
+                json!({"ordinal": i, "identity": d, "profile": profile})
+            })
             .collect();
         print_json(&json!({ "devices": items }));
     } else {
@@ -65,10 +70,7 @@ pub(super) fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
 
 pub(super) fn list(ctx: &Ctx) -> Result<Exit, CliError> {
     let mut rows = Vec::new();
-    for (place, store) in [
-        ("project", Some(ctx.project())),
-        ("cache", ctx.cache().ok()),
-    ] {
+    for (place, store) in [("project", Some(ctx.project())), ("cache", ctx.cache()?)] {
         let Some(store) = store else { continue };
         for entry in store.list()? {
             rows.push((place, entry));
@@ -78,9 +80,9 @@ pub(super) fn list(ctx: &Ctx) -> Result<Exit, CliError> {
         let items: Vec<_> = rows
             .iter()
             .map(|(place, e)| match &e.profile {
-                Ok(p) => json!({"store": place, "path": e.path, "valid": true, "uuid": p.device.uuid,
+                Ok(p) => json!({"store": place, "path": path_json(&e.path), "valid": true, "uuid": p.device.uuid,
                     "name": p.device.name, "created_at": p.provenance.created_at, "digest": p.digest}),
-                Err(err) => json!({"store": place, "path": e.path, "valid": false, "error": err.to_string()}),
+                Err(err) => json!({"store": place, "path": path_json(&e.path), "valid": false, "error": err.to_string()}),
             })
             .collect();
         print_json(&json!({ "profiles": items }));
@@ -105,10 +107,7 @@ pub(super) fn list(ctx: &Ctx) -> Result<Exit, CliError> {
 
 /// The stored profile of `uuid`: the project's first, then the user cache.
 fn find_stored(ctx: &Ctx, uuid: &str) -> Result<(PathBuf, Profile), CliError> {
-    for store in [Some(ctx.project()), ctx.cache().ok()]
-        .into_iter()
-        .flatten()
-    {
+    for store in [Some(ctx.project()), ctx.cache()?].into_iter().flatten() {
         if let Some(p) = store.load(uuid)? {
             return Ok((store.path_for(uuid), p));
         }
@@ -140,15 +139,9 @@ pub(super) fn show(
             (p, path.display().to_string())
         }
         (None, None) => {
-            // The lookup chain for GPU 0 when there is one, else for "any device".
-            let wanted = match device::identity(0) {
-                Ok(id) => Wanted {
-                    uuid: Some(id.uuid.clone()),
-                    model: Some(id.model()),
-                },
-                Err(_) => Wanted::default(),
-            };
-            let resolved = lookup::resolve(&ctx.lookup_config(), &wanted)?;
+            // The lookup chain for MEMTUNE_DEVICE's GPU, else GPU 0, else "any device".
+            let wanted = wanted_device()?;
+            let resolved = lookup::resolve(&ctx.lookup_config()?, &wanted)?;
             for w in &resolved.warnings {
                 ctx.note(&format!("warning: {w}"));
             }
@@ -157,7 +150,7 @@ pub(super) fn show(
     };
     let charts = plots(ctx, plot, &profile)?;
     if ctx.json {
-        print_json(&json!({ "source": source, "profile": profile, "charts": charts }));
+        print_json(&json!({ "source": source, "profile": profile, "charts": paths_json(&charts) }));
     } else {
         println!("source: {source}");
         print!("{}", render::profile(&profile));
@@ -166,13 +159,12 @@ pub(super) fn show(
 }
 
 pub(super) fn path(ctx: &Ctx) -> Result<Exit, CliError> {
-    let cache = lookup::default_cache_dir();
+    let cache = lookup::cache_dir_from_env().map_err(env_error)?;
     let env_profile = std::env::var_os(lookup::ENV_PROFILE).map(PathBuf::from);
     let project = ctx.project().dir().to_path_buf();
     if ctx.json {
-        print_json(
-            &json!({"cache_dir": cache, "project_dir": project, "env_profile": env_profile}),
-        );
+        print_json(&json!({"cache_dir": opt_path_json(cache.as_deref()),
+            "project_dir": path_json(&project), "env_profile": opt_path_json(env_profile.as_deref())}));
     } else {
         match &cache {
             Some(c) => println!("cache:   {}", c.display()),
@@ -204,13 +196,13 @@ pub(super) fn verify(ctx: &Ctx, files: &[PathBuf]) -> Result<Exit, CliError> {
                         p.device.name
                     );
                 }
-                items.push(json!({"path": file, "valid": true, "uuid": p.device.uuid, "digest": p.digest, "simulated": p.is_simulated()}));
+                items.push(json!({"path": path_json(file), "valid": true, "uuid": p.device.uuid, "digest": p.digest, "simulated": p.is_simulated()}));
             }
             Err(e) => {
                 if !ctx.json {
                     println!("INVALID  {}", e.message);
                 }
-                items.push(json!({"path": file, "valid": false, "exit_code": e.exit as i32, "error": e.message}));
+                items.push(json!({"path": path_json(file), "valid": false, "exit_code": e.exit as i32, "error": e.message}));
                 first_failure.get_or_insert(e);
             }
         }
@@ -230,29 +222,34 @@ pub(super) fn verify(ctx: &Ctx, files: &[PathBuf]) -> Result<Exit, CliError> {
     }
 }
 
+/// Copies a stored profile to `output` (stdout for `-`, the note then on stderr).
 pub(super) fn export(ctx: &Ctx, uuid: &str, output: &Path) -> Result<Exit, CliError> {
     check_uuid(uuid)?;
+    let to_stdout = userio::is_stdout(output);
+    if to_stdout && ctx.json {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--json and -o - would both write to stdout; export to a file, or drop --json",
+        ));
+    }
     let (from, profile) = find_stored(ctx, uuid)?;
     // Copy the verified bytes, not a re-serialisation: fields of a newer minor survive.
     let bytes = store::read_file(&from)?;
     codec::from_slice(&bytes, &from)?;
-    store::write_atomic(output, &bytes).map_err(|e| {
-        CliError::new(
-            Exit::Io,
-            format!(
-                "{}: writing the export failed: {e}; choose a writable path",
-                output.display()
-            ),
-        )
-    })?;
+    files::write_output(output, &bytes, ctx.write)?;
     if ctx.json {
-        print_json(&json!({"uuid": uuid, "from": from, "path": output, "digest": profile.digest}));
-    } else {
-        println!(
-            "exported {uuid} ({}) to {}",
-            profile.device.name,
-            output.display()
+        print_json(
+            &json!({"uuid": uuid, "from": path_json(&from), "path": path_json(output),
+            "digest": profile.digest}),
         );
+    } else {
+        let name = &profile.device.name;
+        let note = format!("exported {uuid} ({name}) to {}", output.display());
+        if to_stdout {
+            ctx.note(&note);
+        } else {
+            println!("{note}");
+        }
     }
     Ok(Exit::Ok)
 }
@@ -290,7 +287,11 @@ pub(super) fn replacing(store: &Store, new: &Profile) -> Option<String> {
 }
 
 pub(super) fn import(ctx: &Ctx, file: &Path, project: bool) -> Result<Exit, CliError> {
-    let store = if project { ctx.project() } else { ctx.cache()? };
+    let store = if project {
+        ctx.project()
+    } else {
+        ctx.cache_store()?
+    };
     let bytes = store::read_file(file)?;
     let replaced = match codec::from_slice(&bytes, file) {
         Ok(p) => replacing(&store, &p),
@@ -303,7 +304,7 @@ pub(super) fn import(ctx: &Ctx, file: &Path, project: bool) -> Result<Exit, CliE
     }
     if ctx.json {
         print_json(
-            &json!({"uuid": profile.device.uuid, "name": profile.device.name, "path": path, "digest": profile.digest, "replaced": replaced}),
+            &json!({"uuid": profile.device.uuid, "name": profile.device.name, "path": path_json(&path), "digest": profile.digest, "replaced": replaced}),
         );
     } else {
         println!(

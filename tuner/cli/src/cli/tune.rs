@@ -2,19 +2,21 @@
 //! project) and `cargo tune probe` (one GPU or a simulated one, into a file), with the
 //! profile's provenance, the `--quick` bounds and the end-of-probe summary.
 
-use super::commands::{print_json, Ctx};
+use super::commands::{env_gpu, gpu_ordinal, print_json, Ctx};
+use super::files::{self, path_json, paths_json};
 use super::probe::{self, ProbeArgs};
 use super::profiles::replacing;
 use super::TuneArgs;
 use crate::exit::{CliError, Exit};
 use memtune::device;
 use memtune_core::profile::{DeviceIdentity, MemoryKind, Profile, Provenance, Section};
-use memtune_core::store;
-use memtune_core::{codec, time};
+use memtune_core::userio;
+use memtune_core::{codec, time, validate, ErrorClass};
 use memtune_probe::gpu::{Bounds, Gpu};
-use memtune_probe::sim::{SimConfig, Simulator};
+use memtune_probe::sim::{SimConfig, SimConfigError, Simulator};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -190,7 +192,7 @@ pub(super) fn plots(
     let Some(dir) = dir else {
         return Ok(Vec::new());
     };
-    let written = probe::write_plots(dir, profile)?;
+    let written = probe::write_plots(dir, profile, ctx.write)?;
     for p in &written {
         ctx.note(&format!("chart: {}", p.display()));
     }
@@ -199,15 +201,18 @@ pub(super) fn plots(
 
 /// Bare `cargo tune`: probe each visible GPU and store its profile in the cache (or project).
 pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
-    let ids = match args.device {
+    let ids = match args.device.map_or_else(env_gpu, |o| Ok(Some(o)))? {
         Some(ordinal) => vec![(ordinal, device::identity(ordinal)?)],
         None => device::list()?.into_iter().enumerate().collect(),
     };
     let store = if args.project {
         ctx.project()
     } else {
-        ctx.cache()?
+        ctx.cache_store()?
     };
+    if let Some(dir) = &args.probe.plot {
+        files::output_dir(dir, ctx.write)?;
+    }
     let mut written = Vec::new();
     let mut any_failed = false;
     for (ordinal, id) in ids {
@@ -232,10 +237,10 @@ pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
             .iter()
             .map(|(o, p, path, charts)| {
                 json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name,
-                "digest": p.digest, "path": path, "duration_seconds": p.provenance.duration_seconds,
+                "digest": p.digest, "path": path_json(path), "duration_seconds": p.provenance.duration_seconds,
                 "tlb": probe::summary(p), "caches": probe::cache_summary(p),
                 "sections": section_summary(p),
-                "quick": args.probe.quick.then_some(QUICK_NOTE), "charts": charts})
+                "quick": args.probe.quick.then_some(QUICK_NOTE), "charts": paths_json(charts)})
             })
             .collect();
         print_json(&json!({ "profiles": items }));
@@ -263,78 +268,120 @@ pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
     Ok(if any_failed { Exit::Partial } else { Exit::Ok })
 }
 
-/// `cargo tune probe`: one GPU or a simulated one, into a file.
+/// `cargo tune probe`: one GPU or a simulated one, into a file (or stdout for `-`). The
+/// output is checked before the probe runs, and the profile validated before it is
+/// written.
 pub(super) fn probe_to_file(
     ctx: &Ctx,
-    simulate: Option<&str>,
+    simulate: Option<&OsStr>,
     output: &Path,
-    gpu: usize,
+    gpu: Option<usize>,
     args: &ProbeArgs,
 ) -> Result<Exit, CliError> {
+    let to_stdout = userio::is_stdout(output);
+    if to_stdout && ctx.json {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--json and -o - would both write to stdout; write the profile to a file, or drop --json",
+        ));
+    }
+    files::check_output(output, ctx.write)?;
+    if let Some(dir) = &args.plot {
+        files::output_dir(dir, ctx.write)?;
+    }
     let (mut profile, failed) = match simulate {
-        Some(spec) => {
-            let config = SimConfig::from_spec(spec)
-                .map_err(|e| CliError::new(Exit::InvalidProfile, e.to_string()))?;
-            let start = Instant::now();
-            let name = config.name.clone();
-            let mut sim = Simulator::new(config);
-            let identity = sim.identity();
-            let caches = probe::run_caches(
-                &mut sim,
-                args,
-                &format!("simulated {name}: caches"),
-                ctx.quiet,
-            );
-            let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
-            let mut profile = Profile::identity_only(
-                identity,
-                provenance(simulated_options(args, spec), Some(name.clone())),
-            );
-            let failed = probe::apply(&mut profile, &result)
-                | probe::apply_caches(&mut profile, caches.as_ref());
-            let unmodelled = "the simulator models TLBs, random access and caches only";
-            profile.shared_memory_staging = Section::not_measured(unmodelled);
-            profile.bandwidth = Section::not_measured(unmodelled);
-            profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
-            (profile, failed)
-        }
+        Some(spec) => probe_simulated(ctx, spec, args)?,
         None => {
-            let id = device::identity(gpu)?;
-            probe_gpu(ctx, gpu, id, args, args.record())
+            let ordinal = gpu_ordinal(gpu)?;
+            let id = device::identity(ordinal)?;
+            probe_gpu(ctx, ordinal, id, args, args.record())
         }
     };
     let text = codec::to_json(&mut profile);
-    store::write_atomic(output, text.as_bytes()).map_err(|e| {
+    validate::validate(&profile).map_err(|e| {
         CliError::new(
-            Exit::Io,
+            Exit::InvalidProfile,
             format!(
-                "{}: cannot write the profile: {e}; choose a writable path",
+                "the probe made a profile memtune would refuse to read: {e}; nothing was written to {}",
                 output.display()
             ),
         )
     })?;
+    files::write_output(output, text.as_bytes(), ctx.write)?;
     let charts = plots(ctx, args.plot.as_deref(), &profile)?;
     if ctx.json {
         print_json(
-            &json!({"path": output, "uuid": profile.device.uuid, "simulated": profile.is_simulated(),
+            &json!({"path": path_json(output), "uuid": profile.device.uuid, "simulated": profile.is_simulated(),
             "digest": profile.digest, "tlb": probe::summary(&profile), "caches": probe::cache_summary(&profile),
-            "charts": charts, "profile": profile}),
+            "charts": paths_json(&charts), "profile": profile}),
         );
     } else {
-        println!("{}", profile.device.name);
+        // With the profile on stdout, the summary goes to stderr.
+        let say = |line: String| {
+            if to_stdout {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        };
+        say(profile.device.name.clone());
         for line in probe::summary(&profile) {
-            println!("  TLB {line}");
+            say(format!("  TLB {line}"));
         }
         for line in probe::cache_summary(&profile) {
-            println!("  caches: {line}");
+            say(format!("  caches: {line}"));
         }
-        println!("  profile written to {}", output.display());
+        let shown = if to_stdout {
+            "stdout".into()
+        } else {
+            output.display().to_string()
+        };
+        say(format!("  profile written to {shown}"));
     }
     Ok(if failed { Exit::Partial } else { Exit::Ok })
 }
 
-fn simulated_options(args: &ProbeArgs, spec: &str) -> BTreeMap<String, serde_json::Value> {
+/// A simulator error: a missing file exits 6, an unreadable one 5, any other 4.
+fn sim_error(e: SimConfigError) -> CliError {
+    let exit = match e.class() {
+        ErrorClass::NotFound => Exit::NotFound,
+        ErrorClass::Io => Exit::Io,
+        ErrorClass::Invalid => Exit::InvalidProfile,
+    };
+    CliError::new(exit, e.to_string())
+}
+
+/// Probes the simulated GPU of `spec` (a built-in or a file), once its configuration and
+/// the probe's work within the simulator's bounds are checked.
+fn probe_simulated(ctx: &Ctx, spec: &OsStr, args: &ProbeArgs) -> Result<(Profile, bool), CliError> {
+    let config = SimConfig::from_spec(spec).map_err(sim_error)?;
+    config.check_work(&args.options()).map_err(sim_error)?;
+    let start = Instant::now();
+    let name = config.name.clone();
+    let mut sim = Simulator::new(config);
+    let identity = sim.identity();
+    let caches = probe::run_caches(
+        &mut sim,
+        args,
+        &format!("simulated {name}: caches"),
+        ctx.quiet,
+    );
+    let result = probe::run(&mut sim, args, &format!("simulated {name}"), ctx.quiet);
+    let mut profile = Profile::identity_only(
+        identity,
+        provenance(simulated_options(args, spec), Some(name.clone())),
+    );
+    let failed =
+        probe::apply(&mut profile, &result) | probe::apply_caches(&mut profile, caches.as_ref());
+    let unmodelled = "the simulator models TLBs, random access and caches only";
+    profile.shared_memory_staging = Section::not_measured(unmodelled);
+    profile.bandwidth = Section::not_measured(unmodelled);
+    profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
+    Ok((profile, failed))
+}
+
+fn simulated_options(args: &ProbeArgs, spec: &OsStr) -> BTreeMap<String, serde_json::Value> {
     let mut options = args.record();
-    options.insert("simulate".to_string(), json!(spec));
+    options.insert("simulate".to_string(), json!(spec.to_string_lossy()));
     options
 }

@@ -2,9 +2,12 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::fs;
+use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// A scratch project (with a Cargo.toml) and user cache, isolated from the real ones.
@@ -30,7 +33,7 @@ impl Env {
         fs::write(&p, text).unwrap();
         p
     }
-    pub fn cmd(&self, args: &[&str]) -> Command {
+    pub fn cmd<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
         let mut c = Command::new(memtune_tests::cargo_tune_bin(env!(
             "CARGO_BIN_EXE_cargo-tune"
         )));
@@ -41,12 +44,54 @@ impl Env {
             // on every machine.
             .env("CUDA_VISIBLE_DEVICES", "")
             .env_remove("MEMTUNE_PROFILE")
-            .env_remove("MEMTUNE_OFFLINE");
+            .env_remove("MEMTUNE_OFFLINE")
+            .env_remove("MEMTUNE_DEVICE");
         c
     }
-    pub fn run(&self, args: &[&str]) -> Run {
+    pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Run {
         Run(self.cmd(args).output().unwrap())
     }
+}
+
+/// Runs `cmd` to its end, failing the test (and killing it) if it takes more than `limit`:
+/// for inputs that could hang. Its output is read while it runs.
+pub fn run_within(mut cmd: Command, limit: Duration) -> Run {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            from.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let stderr = stderr.join().unwrap();
+            panic!(
+                "still running after {limit:?}: {cmd:?}\nstderr:\n{}",
+                String::from_utf8_lossy(&stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run(Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    })
 }
 
 pub struct Run(pub Output);

@@ -4,9 +4,19 @@
 //! steady state: rings are at most `max_chase_elements` long, so the replay is cheap, and
 //! it times exactly what the GPU times (the first `TIMED_LOADS_CAP` loads after one full
 //! warm-up walk), window effects included.
+//!
+//! Only the sets a ring reaches are held, densely when they are few and in a map otherwise,
+//! so memory follows the ring's lines, never the number of sets configured.
 
 use super::config::CacheLevelConfig;
 use crate::TIMED_LOADS_CAP;
+use std::collections::HashMap;
+
+/// Up to this many reachable sets (or the ring's length, if larger) are held in a vector.
+pub(crate) const DENSE_SETS: u64 = 1 << 16;
+/// Work steps of a lookup in the map of sets, besides its lines: a hash and, for a new set,
+/// an allocation cost about as much as comparing this many lines.
+pub(crate) const SPARSE_STEPS: u64 = 200;
 
 /// One level as one chase sees it (the carveout already applied).
 #[derive(Debug, Clone)]
@@ -28,18 +38,32 @@ impl CacheGeometry {
     }
 }
 
+/// Per set, its lines, least recently used first.
+enum Sets {
+    Dense(Vec<Vec<u64>>),
+    Sparse(HashMap<u64, Vec<u64>>),
+}
+
 /// The contents of one level during a chase: only the sets the ring can reach exist.
 struct LevelState<'a> {
     geometry: &'a CacheGeometry,
-    /// Per set, its lines, least recently used first.
-    sets: Vec<Vec<u64>>,
+    sets: Sets,
 }
 
 impl LevelState<'_> {
     /// Looks `address` up; on a miss brings its line in, evicting the least recently used.
-    fn access(&mut self, address: u64) -> bool {
+    /// Adds the lines compared to `steps`.
+    fn access(&mut self, address: u64, steps: &mut u64) -> bool {
         let line = address / self.geometry.line_bytes;
-        let set = &mut self.sets[(line % self.geometry.sets) as usize];
+        let index = line % self.geometry.sets;
+        let set = match &mut self.sets {
+            Sets::Dense(sets) => &mut sets[index as usize],
+            Sets::Sparse(sets) => {
+                *steps += SPARSE_STEPS;
+                sets.entry(index).or_default()
+            }
+        };
+        *steps += 1 + set.len() as u64;
         if let Some(i) = set.iter().position(|&l| l == line) {
             let l = set.remove(i);
             set.push(l);
@@ -55,30 +79,35 @@ impl LevelState<'_> {
 }
 
 /// Mean cycles per timed load of a chase of `elements` loads at `stride` bytes through
-/// `levels` (fastest first), `miss_cycles` when every level misses.
+/// `levels` (fastest first), `miss_cycles` when every level misses; and the work it took
+/// (lines compared, sets made).
 pub(crate) fn chase_cycles(
     levels: &[CacheGeometry],
     miss_cycles: f64,
     stride: u64,
     elements: u64,
-) -> f64 {
+) -> (f64, u64) {
     let elements = elements.max(1);
     let last_address = (elements - 1).saturating_mul(stride);
+    let mut steps = 0u64;
     let mut states: Vec<LevelState<'_>> = levels
         .iter()
         .map(|g| {
-            let lines = last_address / g.line_bytes + 1;
-            LevelState {
-                geometry: g,
-                sets: vec![Vec::new(); g.sets.min(lines) as usize],
-            }
+            let reachable = g.sets.min(last_address / g.line_bytes + 1);
+            let sets = if reachable <= elements.max(DENSE_SETS) {
+                steps += reachable;
+                Sets::Dense(vec![Vec::new(); reachable as usize])
+            } else {
+                Sets::Sparse(HashMap::new())
+            };
+            LevelState { geometry: g, sets }
         })
         .collect();
     let mut load = |k: u64| -> f64 {
         let address = k * stride;
         // Inclusive lookup: every level down to the one that hits takes the line.
         for state in &mut states {
-            if state.access(address) {
+            if state.access(address, &mut steps) {
                 return state.geometry.hit_cycles;
             }
         }
@@ -89,7 +118,7 @@ pub(crate) fn chase_cycles(
     }
     let timed = elements.min(TIMED_LOADS_CAP);
     let total: f64 = (0..timed).map(|k| load(k % elements)).sum();
-    total / timed as f64
+    (total / timed as f64, steps)
 }
 
 #[cfg(test)]
@@ -108,7 +137,7 @@ mod tests {
     #[test]
     fn wong_fig4_steps_one_set_per_line() {
         let levels = wong();
-        let at = |footprint: u64| chase_cycles(&levels, 100.0, 8, footprint / 8);
+        let at = |footprint: u64| chase_cycles(&levels, 100.0, 8, footprint / 8).0;
         assert_eq!(at(384), 10.0);
         // 385-512 B: the sets overflow one per 32 B line; a thrashing set misses every load.
         let steps: Vec<f64> = [416, 448, 480, 512].iter().map(|&f| at(f)).collect();
@@ -130,7 +159,23 @@ mod tests {
             sets: 8,
             hit_cycles: 50.0,
         });
-        assert_eq!(chase_cycles(&levels, 400.0, 64, 16), 50.0);
-        assert_eq!(chase_cycles(&levels, 400.0, 64, 64), 400.0);
+        assert_eq!(chase_cycles(&levels, 400.0, 64, 16).0, 50.0);
+        assert_eq!(chase_cycles(&levels, 400.0, 64, 64).0, 400.0);
+    }
+
+    #[test]
+    fn many_sets_cost_only_the_lines_reached() {
+        // 2^30 sets: a ring of 4 lines at a 1 GiB stride makes 4 sets, not 2^30.
+        let levels = vec![CacheGeometry {
+            line_bytes: 4,
+            ways: 1,
+            sets: 1 << 30,
+            hit_cycles: 10.0,
+        }];
+        let (cycles, steps) = chase_cycles(&levels, 100.0, 1 << 30, 4);
+        assert_eq!(cycles, 10.0);
+        assert!(steps < 10_000, "{steps}");
+        let (_, steps) = chase_cycles(&levels, 100.0, 4, 1 << 10);
+        assert!(steps < 10_000, "{steps}");
     }
 }

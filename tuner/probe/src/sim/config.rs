@@ -5,10 +5,15 @@
 //! that every error names the file, the full key path and the fix (`parse.rs`, with the
 //! field readers in `parse_fields.rs`).
 
+use super::limits::{check_relations, check_work_of};
 use super::parse::Parser;
+use crate::ProbeOptions;
 use memtune_core::profile::MemoryKind;
+use memtune_core::userio::{self, InputKind, UserIoError};
+use memtune_core::ErrorClass;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
 
 /// The schema name every simulator file carries.
@@ -25,8 +30,9 @@ const BUILTIN_GT200: &str = include_str!("builtin/gt200.json");
 const DOCS: &str = "see docs/simulator.md";
 
 /// A simulated GPU. Build it with [`SimConfig::from_json_str`], [`SimConfig::builtin`] or
-/// [`SimConfig::from_spec`]; those validate. The fields are public so that tests can vary a
-/// validated configuration (e.g. its noise).
+/// [`SimConfig::from_spec`]; those validate, limits and the work of a default probe
+/// included (`limits.rs`). The fields are public so that tests can vary a validated
+/// configuration (e.g. its noise).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
     pub name: String,
@@ -115,8 +121,14 @@ pub struct NoiseConfig {
 /// the key and the fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimConfigError {
+    /// The file could not be read as a simulator config: missing, not a regular file, too
+    /// large, not UTF-8 or unreadable; `class` says which, for exit codes.
     #[error("{origin}: cannot read the simulator file: {message}")]
-    Io { origin: String, message: String },
+    Input {
+        origin: String,
+        message: String,
+        class: ErrorClass,
+    },
     #[error("{origin}: not valid JSON ({message}); a simulator file is one JSON object, {DOCS}")]
     Json { origin: String, message: String },
     #[error("{origin}: `schema` is {found}, expected \"{SCHEMA}\"; set `\"schema\": \"{SCHEMA}\"` ({DOCS})")]
@@ -138,15 +150,29 @@ pub enum SimConfigError {
     UnknownBuiltin { name: String },
 }
 
+impl SimConfigError {
+    /// Missing input, unreadable input, or anything else (an invalid config).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            SimConfigError::Input { class, .. } => *class,
+            _ => ErrorClass::Invalid,
+        }
+    }
+}
+
 impl SimConfig {
-    /// Parses and validates a `memtune-sim/1` document. `origin` (a path or a built-in name)
-    /// is only used in error messages.
+    /// Parses and validates a `memtune-sim/1` document, refusing one that a default probe
+    /// could not finish within the simulator's bounds ([`SimConfig::check_work`]).
+    /// `origin` (a path or a built-in name) is only used in error messages.
     pub fn from_json_str(text: &str, origin: &str) -> Result<SimConfig, SimConfigError> {
         let value: Value = serde_json::from_str(text).map_err(|e| SimConfigError::Json {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
-        Parser { origin }.config(&value)
+        let config = Parser { origin }.config(&value)?;
+        check_relations(&config, origin)?;
+        check_work_of(&config, &ProbeOptions::default(), origin)?;
+        Ok(config)
     }
 
     /// One of [`BUILTIN_NAMES`].
@@ -174,22 +200,34 @@ impl SimConfig {
         }
     }
 
-    /// What `--simulate` accepts: a built-in name, or the path of a simulator file.
-    pub fn from_spec(spec: &str) -> Result<SimConfig, SimConfigError> {
-        if BUILTIN_NAMES.contains(&spec) {
-            return SimConfig::builtin(spec);
+    /// What `--simulate` accepts: a built-in name, the path of a simulator file (any
+    /// bytes, read through [`userio::read_text`]: a regular file of at most 1 MiB), or `-`
+    /// for stdin.
+    pub fn from_spec(spec: impl AsRef<OsStr>) -> Result<SimConfig, SimConfigError> {
+        let spec = spec.as_ref();
+        if let Some(name) = spec.to_str().filter(|s| BUILTIN_NAMES.contains(s)) {
+            return SimConfig::builtin(name);
         }
         let path = Path::new(spec);
-        if !path.exists() && !spec.contains(['/', '\\', '.']) {
-            return Err(SimConfigError::UnknownBuiltin {
-                name: spec.to_string(),
-            });
+        let shown = path.display().to_string();
+        let looks_like_path = shown.contains(['/', '\\', '.']) || userio::is_stdio(path);
+        if !looks_like_path && std::fs::symlink_metadata(path).is_err() {
+            return Err(SimConfigError::UnknownBuiltin { name: shown });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| SimConfigError::Io {
-            origin: spec.to_string(),
-            message: e.to_string(),
+        let text = userio::read_text(path, InputKind::SimulatorConfig).map_err(|e| {
+            let message = match &e {
+                UserIoError::NotFound { .. } => {
+                    "no such file; check the path, or use a built-in (k80, p100, gt200)".to_string()
+                }
+                other => other.to_string(),
+            };
+            SimConfigError::Input {
+                origin: shown.clone(),
+                message,
+                class: e.class(),
+            }
         })?;
-        SimConfig::from_json_str(&text, spec)
+        SimConfig::from_json_str(&text, &shown)
     }
 }
 

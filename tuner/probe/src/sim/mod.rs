@@ -4,6 +4,7 @@
 
 mod cache;
 mod config;
+mod limits;
 mod model;
 mod noise;
 mod parse;
@@ -13,5 +14,10 @@ mod simulator;
 pub use config::{
     CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig,
     BUILTIN_NAMES, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
+};
+pub use limits::{
+    WorkEstimate, CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS, MAX_CHASE_ELEMENTS,
+    MAX_CYCLES, MAX_LINE_BYTES, MAX_LOAD_CYCLES, MAX_LOAD_NS, MAX_MEMORY_USE, MAX_READS_PER_SECOND,
+    MAX_SETS, MAX_TLB_CHASE_LOADS, MAX_WORK_STEPS, MIN_LINE_BYTES, WORK_BUDGET_STEPS,
 };
 pub use simulator::{SimStats, Simulator, READS_IN_FLIGHT_PER_SM};

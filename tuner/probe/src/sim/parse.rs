@@ -1,13 +1,19 @@
 //! Reading a `memtune-sim/1` document into a [`SimConfig`]: the top level, the memory
-//! kinds and their TLB levels, the cache levels and the noise, each validated against the
-//! others (a page no larger than the memory, ways no more than entries, a cache size a whole
-//! number of sets). The typed field readers it uses are in `parse_fields.rs`.
+//! kinds and their TLB levels, the cache levels and the noise, each within the simulator's
+//! limits (`limits.rs`) and validated against the others (a page no larger than the memory,
+//! ways no more than entries, a cache size a whole number of sets). The typed field readers
+//! it uses are in `parse_fields.rs`.
 
 use super::config::{
     CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig,
     DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
 };
-use super::parse_fields::join;
+use super::limits::{
+    CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS, MAX_CHASE_ELEMENTS, MAX_CYCLES,
+    MAX_ENTRIES, MAX_LINE_BYTES, MAX_MEMORY_BYTES, MAX_PAGE_BYTES, MAX_SETS, MAX_SM_COUNT,
+    MAX_TLB_LEVELS, MIN_LINE_BYTES, MIN_PAGE_BYTES, WALKS_IN_FLIGHT,
+};
+use super::parse_fields::{join, shown};
 use memtune_core::profile::MemoryKind;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -48,21 +54,21 @@ impl Parser<'_> {
                 ))
             }
         };
-        let sm_count = self.positive_int(root, "", "sm_count", "e.g. \"sm_count\": 56")?;
-        let sm_count = u32::try_from(sm_count).map_err(|_| {
-            self.invalid(
-                "sm_count",
-                "is too large",
-                "use the GPU's SM count, e.g. 56",
-            )
-        })?;
-        let clock_mhz = self.positive_number(
+        let sm_count = self.bounded_int(
+            root,
+            "",
+            "sm_count",
+            MAX_SM_COUNT,
+            "use the GPU's SM count, e.g. \"sm_count\": 56",
+        )? as u32;
+        let clock_mhz = self.number_in(
             root,
             "",
             "clock_mhz",
-            "give the SM clock in MHz, e.g. \"clock_mhz\": 1480",
+            CLOCK_MHZ,
+            "give the SM clock in MHz (1 MHz to 10 GHz), e.g. \"clock_mhz\": 1480",
         )?;
-        let l2_hit_cycles = self.positive_number(
+        let l2_hit_cycles = self.cycles(
             root,
             "",
             "l2_hit_cycles",
@@ -104,7 +110,7 @@ impl Parser<'_> {
 
         let caches = self.cache_levels(root, "caches", true)?;
         let constant_caches = self.cache_levels(root, "constant_caches", false)?;
-        let dram_cycles = self.optional_positive(
+        let dram_cycles = self.optional_cycles(
             root,
             "dram_cycles",
             "give the latency of a chase load that misses every cache, e.g. \"dram_cycles\": 600",
@@ -117,7 +123,7 @@ impl Parser<'_> {
             });
         }
         let constant_miss_cycles = self
-            .optional_positive(
+            .optional_cycles(
                 root,
                 "constant_miss_cycles",
                 "give the latency of a constant load that misses every constant cache, e.g. 476",
@@ -130,17 +136,18 @@ impl Parser<'_> {
                 fix: "a simulator with `constant_caches` needs `constant_miss_cycles` or `dram_cycles`".to_string(),
             });
         }
-        let shared_memory_cycles = self.optional_positive(
+        let shared_memory_cycles = self.optional_cycles(
             root,
             "shared_memory_cycles",
             "give the latency of a dependent shared-memory load, e.g. 30",
         )?;
         let max_chase_elements = match root.get("max_chase_elements") {
             None | Some(Value::Null) => DEFAULT_MAX_CHASE_ELEMENTS,
-            Some(_) => self.positive_int(
+            Some(_) => self.bounded_int(
                 root,
                 "",
                 "max_chase_elements",
+                MAX_CHASE_ELEMENTS,
                 "give the longest chase ring the GPU allows, e.g. 65536",
             )?,
         };
@@ -161,7 +168,7 @@ impl Parser<'_> {
         })
     }
 
-    fn optional_positive(
+    fn optional_cycles(
         &self,
         obj: &Map<String, Value>,
         key: &str,
@@ -169,7 +176,7 @@ impl Parser<'_> {
     ) -> Result<Option<f64>, SimConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(_) => self.positive_number(obj, "", key, fix).map(Some),
+            Some(_) => self.cycles(obj, "", key, fix).map(Some),
         }
     }
 
@@ -191,6 +198,16 @@ impl Parser<'_> {
                 ))
             }
         };
+        if items.len() > MAX_CACHE_LEVELS {
+            return Err(self.invalid(
+                key,
+                &format!(
+                    "has {} levels, more than the simulator supports ({MAX_CACHE_LEVELS})",
+                    items.len()
+                ),
+                "model the levels a chase can tell apart",
+            ));
+        }
         let mut levels: Vec<CacheLevelConfig> = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let path = format!("{key}[{i}]");
@@ -230,12 +247,35 @@ impl Parser<'_> {
                 ))
             }
         };
-        let size_bytes =
-            self.positive_int(obj, path, "size_bytes", "give the capacity, e.g. 262144")?;
-        let line_bytes =
-            self.positive_int(obj, path, "line_bytes", "give the line size, e.g. 128")?;
-        let ways = self.positive_int(obj, path, "ways", "give the associativity, e.g. 4")?;
-        let hit_cycles = self.positive_number(
+        let size_bytes = self.bounded_int(
+            obj,
+            path,
+            "size_bytes",
+            MAX_CACHE_BYTES,
+            "give the capacity, e.g. 262144",
+        )?;
+        let line_bytes = self.bounded_int(
+            obj,
+            path,
+            "line_bytes",
+            MAX_LINE_BYTES,
+            "give the line size, e.g. 128",
+        )?;
+        if line_bytes < MIN_LINE_BYTES || !line_bytes.is_power_of_two() {
+            return Err(self.invalid(
+                &join(path, "line_bytes"),
+                &format!("is {line_bytes}, not a power of two from {MIN_LINE_BYTES}"),
+                "lines are powers of two on every GPU, e.g. 32 or 128",
+            ));
+        }
+        let ways = self.bounded_int(
+            obj,
+            path,
+            "ways",
+            MAX_CACHE_WAYS,
+            "give the associativity, e.g. 4",
+        )?;
+        let hit_cycles = self.cycles(
             obj,
             path,
             "hit_cycles",
@@ -255,6 +295,15 @@ impl Parser<'_> {
                         sets * way_bytes
                     ),
                 ))
+            } else if size / way_bytes > MAX_SETS {
+                Err(self.invalid(
+                    &join(path, key),
+                    &format!(
+                        "is {size}: {} sets of {ways} x {line_bytes} B, more than the simulator supports ({MAX_SETS} sets)",
+                        size / way_bytes
+                    ),
+                    "use a smaller size, longer lines or more ways",
+                ))
             } else {
                 Ok(())
             }
@@ -270,10 +319,11 @@ impl Parser<'_> {
                         "remove it, or name the level L1",
                     ));
                 }
-                let size = self.positive_int(
+                let size = self.bounded_int(
                     obj,
                     path,
                     "max_carveout_size_bytes",
+                    MAX_CACHE_BYTES,
                     "give the L1 size at the largest carveout, e.g. 262144",
                 )?;
                 check_size("max_carveout_size_bytes", size)?;
@@ -298,16 +348,23 @@ impl Parser<'_> {
                 "give size_bytes, extra_cycles and tlb",
             )
         })?;
-        let size_bytes = self.positive_int(
+        let size_bytes = self.bounded_int(
             obj,
             path,
             "size_bytes",
+            MAX_MEMORY_BYTES,
             "give the memory size in bytes, e.g. 17179869184",
         )?;
         let extra_cycles = match obj.get("extra_cycles") {
             None => 0.0,
             Some(_) => {
-                self.number_at_least_zero(obj, path, "extra_cycles", "use 0 for device memory")?
+                let fix = "use 0 for device memory";
+                let v = self.number_at_least_zero(obj, path, "extra_cycles", fix)?;
+                if v > MAX_CYCLES {
+                    let problem = format!("is {}, more than {MAX_CYCLES} cycles", shown(v));
+                    return Err(self.invalid(&join(path, "extra_cycles"), &problem, fix));
+                }
+                v
             }
         };
         let tlb_value = self.required(obj, path, "tlb")?;
@@ -319,6 +376,16 @@ impl Parser<'_> {
                 "list the levels fastest first; [] for none",
             )
         })?;
+        if levels.len() > MAX_TLB_LEVELS {
+            return Err(self.invalid(
+                &tlb_path,
+                &format!(
+                    "has {} levels, more than the simulator supports ({MAX_TLB_LEVELS})",
+                    levels.len()
+                ),
+                "model the levels a chase can tell apart",
+            ));
+        }
         let tlb = levels
             .iter()
             .enumerate()
@@ -371,6 +438,15 @@ impl Parser<'_> {
                 "pages are powers of two on every GPU, e.g. 65536 or 2097152",
             ));
         }
+        if !(MIN_PAGE_BYTES..=MAX_PAGE_BYTES).contains(&page_bytes) {
+            return Err(self.invalid(
+                &format!("{path}.page_bytes"),
+                &format!(
+                    "is {page_bytes}, outside {MIN_PAGE_BYTES}..={MAX_PAGE_BYTES}, the pages a profile may hold"
+                ),
+                "use a page of a real GPU, e.g. 4096, 65536 or 2097152",
+            ));
+        }
         if page_bytes > size_bytes {
             return Err(self.invalid(
                 &format!("{path}.page_bytes"),
@@ -378,7 +454,7 @@ impl Parser<'_> {
                 "use a smaller page or a larger size_bytes",
             ));
         }
-        let miss_cycles = self.positive_number(
+        let miss_cycles = self.cycles(
             obj,
             path,
             "miss_cycles",
@@ -424,10 +500,11 @@ impl Parser<'_> {
         };
         let walks_in_flight = match obj.get("walks_in_flight") {
             None | Some(Value::Null) => None,
-            Some(_) => Some(self.positive_number(
+            Some(_) => Some(self.number_in(
                 obj,
                 path,
                 "walks_in_flight",
+                WALKS_IN_FLIGHT,
                 "give how many misses of this level the whole GPU serves at once, e.g. 273, or leave it out for no limit",
             )?),
         };
@@ -493,6 +570,3 @@ impl Parser<'_> {
         })
     }
 }
-
-/// Large enough for any real TLB; keeps the simulator's per-call work bounded.
-const MAX_ENTRIES: u64 = 1 << 24;

@@ -1,8 +1,10 @@
 //! The typed field readers of the simulator-file parser: a required key, a positive whole
-//! number, a positive or non-negative finite number, and the `Invalid` error that names the
-//! file, the full key path and the fix.
+//! number (optionally bounded), a positive or non-negative finite number (optionally within
+//! a range, cycles within `MAX_CYCLES`), and the `Invalid` error that names the file, the
+//! full key path and the fix.
 
 use super::config::SimConfigError;
+use super::limits::MAX_CYCLES;
 use super::parse::Parser;
 use serde_json::{Map, Value};
 
@@ -48,6 +50,60 @@ impl Parser<'_> {
         }
     }
 
+    /// A whole number from 1 to `max`, the most the simulator supports.
+    pub(super) fn bounded_int(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        max: u64,
+        fix: &str,
+    ) -> Result<u64, SimConfigError> {
+        let v = self.positive_int(obj, path, key, fix)?;
+        if v > max {
+            return Err(self.invalid(
+                &join(path, key),
+                &format!("is {v}, more than the simulator supports ({max})"),
+                fix,
+            ));
+        }
+        Ok(v)
+    }
+
+    /// A positive finite number in `min..=max`.
+    pub(super) fn number_in(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        (min, max): (f64, f64),
+        fix: &str,
+    ) -> Result<f64, SimConfigError> {
+        let v = self.positive_number(obj, path, key, fix)?;
+        if v < min || v > max {
+            return Err(self.invalid(
+                &join(path, key),
+                &format!(
+                    "is {}, outside {min}..={max}, what the simulator supports",
+                    shown(v)
+                ),
+                fix,
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Cycles of a load or a miss: positive, at most [`MAX_CYCLES`].
+    pub(super) fn cycles(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        fix: &str,
+    ) -> Result<f64, SimConfigError> {
+        self.number_in(obj, path, key, (0.0, MAX_CYCLES), fix)
+    }
+
     pub(super) fn positive_number(
         &self,
         obj: &Map<String, Value>,
@@ -57,7 +113,8 @@ impl Parser<'_> {
     ) -> Result<f64, SimConfigError> {
         let v = self.number(obj, path, key, fix)?;
         if v <= 0.0 {
-            return Err(self.invalid(&join(path, key), &format!("is {v}, must be positive"), fix));
+            let problem = format!("is {}, must be positive", shown(v));
+            return Err(self.invalid(&join(path, key), &problem, fix));
         }
         Ok(v)
     }
@@ -73,7 +130,7 @@ impl Parser<'_> {
         if v < 0.0 {
             return Err(self.invalid(
                 &join(path, key),
-                &format!("is {v}, must not be negative"),
+                &format!("is {}, must not be negative", shown(v)),
                 fix,
             ));
         }
@@ -100,6 +157,15 @@ impl Parser<'_> {
             problem: problem.to_string(),
             fix: fix.to_string(),
         }
+    }
+}
+
+/// A number for a message: `1e308` rather than its 309 digits.
+pub(super) fn shown(v: f64) -> String {
+    if v.abs() >= 1e15 || (v != 0.0 && v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::cache::{chase_cycles as cache_chase_cycles, CacheGeometry};
 use super::config::SimConfig;
+use super::limits::{MAX_TLB_CHASE_LOADS, TLB_STEP_WEIGHT, WORK_BUDGET_STEPS};
 use super::model::KindModel;
 use super::noise::Noise;
 use crate::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
@@ -22,6 +23,8 @@ pub struct SimStats {
     pub random_access_calls: u64,
     /// Loads a GPU would execute: each chain's warm-up walk plus its timed loads.
     pub loads: u64,
+    /// The simulator's own work: cache lines compared and sets made, TLB pages handled.
+    pub work_steps: u64,
 }
 
 /// A simulated GPU.
@@ -31,9 +34,12 @@ pub struct Simulator {
     models: BTreeMap<MemoryKind, KindModel>,
     noise: Noise,
     stats: SimStats,
+    work_budget: u64,
 }
 
 impl Simulator {
+    /// A simulator of `config` that refuses calls once its work passes
+    /// [`WORK_BUDGET_STEPS`](super::WORK_BUDGET_STEPS) (see [`Simulator::with_work_budget`]).
     pub fn new(config: SimConfig) -> Simulator {
         let models = config
             .memory_kinds
@@ -46,7 +52,29 @@ impl Simulator {
             models,
             noise,
             stats: SimStats::default(),
+            work_budget: WORK_BUDGET_STEPS,
         }
+    }
+
+    /// The same, with another bound on [`SimStats::work_steps`]: once past it, every chase
+    /// fails with a launch error instead of running (a guard behind
+    /// [`SimConfig::check_work`], which refuses such probes before they start).
+    pub fn with_work_budget(mut self, steps: u64) -> Simulator {
+        self.work_budget = steps;
+        self
+    }
+
+    /// Refuses a call of `steps` more work that would pass the budget.
+    fn check_budget(&self, steps: u64) -> Result<(), BackendError> {
+        if self.stats.work_steps.saturating_add(steps) > self.work_budget {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "the simulated GPU `{}` has done {} steps of work, more than its bound of {}; simulate smaller caches, fewer ways or a lower max_chase_elements",
+                    self.config.name, self.stats.work_steps, self.work_budget
+                ),
+            });
+        }
+        Ok(())
     }
 
     pub fn config(&self) -> &SimConfig {
@@ -200,11 +228,23 @@ impl Simulator {
             });
         }
         let loads = (footprint / stride).max(1);
+        if loads > MAX_TLB_CHASE_LOADS {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a chase of {loads} loads ({footprint} bytes at stride {stride}) exceeds the {MAX_TLB_CHASE_LOADS} the simulator walks"
+                ),
+            });
+        }
+        // Each level handles at most one page per load.
+        let chains = if shared.is_some() { 2 } else { 1 };
+        let levels = self.model(kind)?.levels.len() as u64 + 1;
+        let steps = chains * loads * levels * TLB_STEP_WEIGHT;
+        self.check_budget(steps)?;
         let cycles = self
             .model(kind)?
             .chase_cycles(stride, loads, shared.as_deref());
-        let chains = if shared.is_some() { 2 } else { 1 };
         self.stats.loads += chains * (loads + loads.min(TIMED_LOADS_CAP));
+        self.stats.work_steps = self.stats.work_steps.saturating_add(steps);
         Ok(cycles)
     }
 }
@@ -330,9 +370,11 @@ impl MemorySystem for Simulator {
         if path != LoadPath::Constant {
             self.check_footprint(MemoryKind::Device, footprint_bytes)?;
         }
+        self.check_budget(elements)?;
         self.stats.chase_calls += 1;
         self.stats.loads += elements + elements.min(TIMED_LOADS_CAP);
-        let cycles = cache_chase_cycles(&levels, miss_cycles, stride_bytes, elements);
+        let (cycles, steps) = cache_chase_cycles(&levels, miss_cycles, stride_bytes, elements);
+        self.stats.work_steps = self.stats.work_steps.saturating_add(steps);
         Ok(self.noise.apply(cycles))
     }
 
