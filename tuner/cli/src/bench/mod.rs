@@ -67,7 +67,7 @@ pub struct BenchArgs {
     /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=<uuid> names, else 0).
+    /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=UUID names, else 0).
     #[arg(long = "gpu")]
     pub gpu: Option<usize>,
 }

@@ -4,6 +4,7 @@ mod check;
 mod commands;
 mod decisions;
 mod files;
+mod infer;
 
 mod plan;
 mod probe;
@@ -61,7 +62,7 @@ pub struct TuneArgs {
     /// Write into the project's `.memtune/` (for committing) instead of the user cache.
     #[arg(long)]
     pub project: bool,
-    /// Probe only the GPU with this ordinal (default: the GPU that MEMTUNE_DEVICE=<uuid>
+    /// Probe only the GPU with this ordinal (default: the GPU that MEMTUNE_DEVICE=UUID
     /// names, else every visible GPU).
     #[arg(long, value_name = "ORDINAL")]
     pub device: Option<usize>,
@@ -93,7 +94,7 @@ pub enum Command {
         /// Where to write the profile (`-`: stdout).
         #[arg(short, long, value_name = "PROFILE")]
         output: PathBuf,
-        /// GPU ordinal (without --simulate; default: the GPU that MEMTUNE_DEVICE=<uuid>
+        /// GPU ordinal (without --simulate; default: the GPU that MEMTUNE_DEVICE=UUID
         /// names, else 0).
         #[arg(long = "gpu")]
         gpu: Option<usize>,
@@ -147,6 +148,10 @@ pub enum Command {
     /// Reuse distances of an access trace: histogram, miss-ratio curve, and with
     /// `--profile` the hit ratio at each measured level and the scope that fixes a TLB level.
     Reuse(reuse::ReuseArgs),
+    /// TLB levels inferred from pointer-chase curves another tool measured: the seed tool's
+    /// CSV files (several files of one GPU merge) or `kind,stride_bytes,footprint_bytes,cycles`
+    /// rows.
+    Infer(infer::InferArgs),
 }
 
 /// A raw sweep over one memory kind, geometric footprints from `--from` to `--to`.
@@ -181,7 +186,7 @@ pub struct RawArgs {
     /// a hash-grouping insert's count update runs.
     #[arg(long)]
     pub atomic: bool,
-    /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=<uuid> names, else 0).
+    /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=UUID names, else 0).
     #[arg(long = "gpu")]
     pub gpu: Option<usize>,
 }
