@@ -35,14 +35,22 @@
 //!    stand at the same bytes and the third stride's at the second's loads, the page is the
 //!    second stride. Chains are built from the steps with short ramps only.
 //!
+//! 7. Curves another tool recorded (one value a footprint, a coarse grid, a few footprint
+//!    windows with gaps between, each file its own noise) are read with the adjustments of
+//!    `infer_tlb_windows.rs`; memtune's own sweeps, which always repeat their first chase,
+//!    are read as above.
+//!
 //! This file reads the curves and places the finest level (steps 1 and 6); the chains are
 //! built in `infer_tlb_chains.rs` (steps 2 and 3), and a chain's page, entries and penalty
 //! are fitted in `infer_tlb_fit.rs` (steps 4 and 5).
 
 use super::infer_tlb_chains::{boundary, build_chains, claims, ends_early, untangle};
 use super::infer_tlb_fit::{fit_level, FitLink};
+use super::infer_tlb_windows::{
+    cuts, has_repeats, remeasured, thin, window_noise, windowed_points,
+};
 use super::robust::{median, neighbour_pairs, sample_noise, wiggle, Noise};
-use super::steps::{detect, points, steps_of, Ramps, Step};
+use super::steps::{detect, points, steps_of, Point, Ramps, Step};
 use memtune_core::profile::{ChaseCurve, TlbKind, TlbLevel};
 
 /// Two boundaries within this ratio are the same boundary.
@@ -68,7 +76,19 @@ const MIN_CONFIDENCE: f64 = 0.1;
 /// The TLB hierarchy shown by `curves` (one per stride), swept up to `swept_up_to_bytes`, on
 /// a GPU clocked at `clock_mhz`. The curves are kept in the result.
 pub fn infer_tlb(curves: Vec<ChaseCurve>, swept_up_to_bytes: u64, clock_mhz: f64) -> TlbKind {
-    let analysis = analyse(&curves);
+    infer_tlb_in(curves, &[], swept_up_to_bytes, clock_mhz)
+}
+
+/// [`infer_tlb`] of curves measured in footprint `windows` (`(from, to)` bytes, e.g. one per
+/// file of another tool, see [`import`](crate::import)), each with a noise of its own
+/// (`infer_tlb_windows.rs`). [`infer_tlb`] takes the curves as one window.
+pub fn infer_tlb_in(
+    curves: Vec<ChaseCurve>,
+    windows: &[(u64, u64)],
+    swept_up_to_bytes: u64,
+    clock_mhz: f64,
+) -> TlbKind {
+    let analysis = analyse_in(&curves, windows);
     let levels = analysis
         .levels
         .iter()
@@ -146,7 +166,7 @@ impl Analysis {
 
 /// The noise of the curves: sample noise from their repeats, and the wiggle from neighbours
 /// that no step lies between (found with the sample noise alone).
-fn curve_noise(curves: &[&ChaseCurve]) -> Noise {
+pub(crate) fn curve_noise(curves: &[&ChaseCurve]) -> Noise {
     let sample = sample_noise(curves.iter().copied());
     let pairs: Vec<_> = curves
         .iter()
@@ -173,24 +193,50 @@ pub(crate) struct StrideSteps {
     pub(crate) base: Option<f64>,
     /// The largest footprint the curve reaches.
     pub(crate) reach: u64,
+    /// The curve's points, ascending.
+    pub(crate) points: Vec<Point>,
+    /// Whether the curves hold no repeats: another tool's (memtune's sweeps always repeat
+    /// their first chase), read with the rules of `infer_tlb_windows.rs`.
+    pub(crate) single: bool,
 }
 
 pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
+    analyse_in(curves, &[])
+}
+
+fn analyse_in(curves: &[ChaseCurve], windows: &[(u64, u64)]) -> Analysis {
     let curves: Vec<&ChaseCurve> = curves
         .iter()
         .filter(|c| c.stride_bytes > 0 && !c.points.is_empty())
         .collect();
-    let noise = curve_noise(&curves);
+    let single = !has_repeats(&curves);
+    let thinned: Vec<ChaseCurve> = if single {
+        curves.iter().map(|c| thin(c, windows)).collect()
+    } else {
+        Vec::new()
+    };
+    let curves: Vec<&ChaseCurve> = if single {
+        thinned.iter().collect()
+    } else {
+        curves
+    };
+    let noises = window_noise(&curves, windows);
     let mut strides: Vec<StrideSteps> = curves
         .iter()
         .map(|c| {
-            let points = points(c, &noise);
+            let points = windowed_points(c, &noises);
             let d = detect(&points, Ramps::Short);
             StrideSteps {
                 stride: c.stride_bytes,
-                steps: d.steps,
+                steps: if single {
+                    remeasured(&points, d.steps, windows)
+                } else {
+                    d.steps
+                },
                 staircases: steps_of(&points, &d.segments, Ramps::Staircases),
                 base: d.segments.first().map(|s| s.level),
+                single,
+                points: points.clone(),
                 reach: c
                     .points
                     .iter()
@@ -212,15 +258,23 @@ pub(crate) fn analyse(curves: &[ChaseCurve]) -> Analysis {
         let links: Vec<FitLink> = chain
             .links
             .iter()
-            .map(|l| FitLink {
-                stride_index: l.stride_index,
-                stride: strides[l.stride_index].stride,
-                step: strides[l.stride_index].steps[l.step_index],
-                boundary: l.boundary,
-                merged: claims[&(l.stride_index, l.step_index)] > 1,
+            .map(|l| {
+                let s = &strides[l.stride_index];
+                FitLink {
+                    stride_index: l.stride_index,
+                    stride: s.stride,
+                    step: s.steps[l.step_index],
+                    boundary: l.boundary,
+                    merged: claims[&(l.stride_index, l.step_index)] > 1,
+                    cuts: if s.single {
+                        cuts(&s.points, &s.steps[l.step_index])
+                    } else {
+                        Vec::new()
+                    },
+                }
             })
             .collect();
-        match fit_level(&links).filter(|_| !ends_early(chain, &strides)) {
+        match fit_level(&links).filter(|l| !ends_early(chain, &strides, l)) {
             Some(level) => levels.push(level),
             None => unconfirmed_until.extend(links.iter().map(|l| l.stride).max()),
         }
@@ -315,10 +369,13 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
     };
     let entries = entries.round() as u64;
     let reach = (entries * page_bytes) as f64;
-    if levels
-        .iter()
-        .any(|l| ((l.entries * l.page_bytes) as f64) < reach * SAME_BOUNDARY)
-    {
+    // (In another tool's curves, nor one of a larger page at about the same reach: the
+    // same level, whose steps at the two smallest strides noise moved apart.)
+    let single = first.single && second.single;
+    if levels.iter().any(|l| {
+        let other = (l.entries * l.page_bytes) as f64;
+        other < reach * SAME_BOUNDARY || (single && l.page_bytes > page_bytes && near(other, reach))
+    }) {
         return None;
     }
     let b_sigma = pieces.iter().map(|s| s.sigma.powi(2)).sum::<f64>().sqrt();

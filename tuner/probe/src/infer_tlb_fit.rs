@@ -3,6 +3,7 @@
 //! candidate page), then its reach, entries, penalty and confidence.
 
 use super::infer_tlb::{FittedLevel, MIN_STRIDES, SAME_BOUNDARY};
+use super::infer_tlb_windows::{likeliest, Cut};
 use super::robust::{median, weighted_median};
 use super::steps::Step;
 
@@ -18,6 +19,9 @@ pub(crate) struct FitLink {
     pub(crate) step: Step,
     pub(crate) boundary: f64,
     pub(crate) merged: bool,
+    /// For a curve of one sample per footprint: where the step may lie, each with its
+    /// likelihood (`infer_tlb_windows::cuts`).
+    pub(crate) cuts: Vec<Cut>,
 }
 
 /// Page, entries, penalty and confidence of one chain, if it is a level.
@@ -72,7 +76,33 @@ pub(crate) fn fit_level(links: &[FitLink]) -> Option<FittedLevel> {
         .iter()
         .filter(|l| l.stride <= fit.page && (l.boundary / centre).ln().abs() < 1.1f64.ln())
         .collect();
-    let reach = if flat.is_empty() {
+    // Brackets of a coarse grid: where most of them (by clarity) agree, the standing steps'
+    // and, for a fully associative level, the growing ones' scaled back to the page (its
+    // boundary is `entries * stride` past the page; a set-associative level's growing steps
+    // stand still a while longer, elsewhere).
+    let set_associative = fit.page < flat_until;
+    let placing: Vec<&FitLink> = own
+        .iter()
+        .copied()
+        .filter(|l| l.stride <= fit.page || !set_associative)
+        .collect();
+    let scale = |l: &FitLink| fit.page as f64 / l.stride.max(fit.page) as f64;
+    let scaled_cuts: Vec<Vec<Cut>> = placing
+        .iter()
+        .map(|l| {
+            l.cuts
+                .iter()
+                .map(|c| Cut {
+                    below: c.below * scale(l),
+                    above: c.above * scale(l),
+                    log_likelihood: c.log_likelihood,
+                })
+                .collect()
+        })
+        .collect();
+    let reach = if let Some(reach) = likeliest(&scaled_cuts) {
+        reach
+    } else if flat.is_empty() {
         centre
     } else {
         weighted_median(

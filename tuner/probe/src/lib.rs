@@ -6,6 +6,7 @@
 //! chase sweep, the inference, optionally the sharing search, and the random-access curve.
 
 pub mod gpu;
+pub mod import;
 pub mod sim;
 
 mod backend;
@@ -17,6 +18,7 @@ mod infer_cache;
 mod infer_tlb;
 mod infer_tlb_chains;
 mod infer_tlb_fit;
+mod infer_tlb_windows;
 mod metered;
 mod options;
 mod progress;
@@ -30,7 +32,7 @@ pub use backend::{
     BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
 };
 pub use caches::{probe_caches, CacheProbeResult};
-pub use infer_tlb::infer_tlb;
+pub use infer_tlb::{infer_tlb, infer_tlb_in};
 pub use options::ProbeOptions;
 pub use progress::{NoProgress, Progress, ProgressEvent, Stage};
 pub use random_access::{random_access_knee, sweep_random_access, sweep_random_atomic};

@@ -156,6 +156,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Sample(args)) => super::raw::sample(ctx.json, &args),
         Some(Command::Bench(args)) => crate::bench::run(&args, ctx.json, ctx.quiet, ctx.write),
         Some(Command::Reuse(args)) => super::reuse::run(&args, ctx.json, ctx.quiet),
+        Some(Command::Infer(args)) => super::infer::run(&args, ctx.json),
         Some(Command::Decisions(cmd)) => {
             super::decisions::run(&cmd, ctx.json, ctx.quiet, &ctx.project_root, ctx.write)
         }

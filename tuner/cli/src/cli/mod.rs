@@ -4,6 +4,7 @@ mod check;
 mod commands;
 mod decisions;
 mod files;
+mod infer;
 
 mod plan;
 mod probe;
@@ -147,6 +148,10 @@ pub enum Command {
     /// Reuse distances of an access trace: histogram, miss-ratio curve, and with
     /// `--profile` the hit ratio at each measured level and the scope that fixes a TLB level.
     Reuse(reuse::ReuseArgs),
+    /// TLB levels inferred from pointer-chase curves another tool measured: the seed tool's
+    /// CSV files (several files of one GPU merge) or `kind,stride_bytes,footprint_bytes,cycles`
+    /// rows.
+    Infer(infer::InferArgs),
 }
 
 /// A raw sweep over one memory kind, geometric footprints from `--from` to `--to`.
