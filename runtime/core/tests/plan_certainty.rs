@@ -103,3 +103,33 @@ fn one_pass_is_always_sure() {
     let j = plan::judge_scope(&p, MemoryKind::Device, GIB, GIB, 1);
     assert_eq!(j.certainty, Certainty::Sure);
 }
+
+/// The H100 `a0c8e126` (`benchmarks/results/h100/2026-11-25-a0c8e126/`), whose benchmark
+/// ran one pass over 512 MiB of zero-copy memory, the curve's knee, 1.077x slower than two
+/// passes of 256 MiB: untimed, that region takes that small bet, regions below the knee run
+/// in one pass (the curve's cache hits are no sure gain: the kernel's density decides
+/// them), and device memory never bets.
+#[test]
+fn zero_copy_at_the_knee_takes_a_small_bet() {
+    let p = profile(
+        "benchmarks/results/h100/2026-11-25-a0c8e126/profile-GPU-a0c8e126-4152-9b33-7f87-3a79ad4282da.json",
+    );
+    for reads in [16, 64, 1024] {
+        for region in [64 * MIB, 128 * MIB, 256 * MIB, 384 * MIB] {
+            let u = plan::sampling_untimed(&p, &sampling(region, MemoryKind::Pinned, reads));
+            assert_eq!(u.unwrap().passes, 1, "{region} B, {reads} reads");
+        }
+        let u =
+            plan::sampling_untimed(&p, &sampling(512 * MIB, MemoryKind::Pinned, reads)).unwrap();
+        assert_eq!((u.passes, u.scope_bytes), (2, 256 * MIB), "{:?}", u.reasons);
+        assert!(
+            u.reasons.iter().any(|r| r.contains("small bet")),
+            "{:?}",
+            u.reasons
+        );
+        for region in [64 * MIB, 384 * MIB, 512 * MIB, 1536 * MIB, 3 * GIB] {
+            let d = plan::sampling_untimed(&p, &sampling(region, MemoryKind::Device, reads));
+            assert_eq!(d.unwrap().passes, 1, "device {region} B, {reads} reads");
+        }
+    }
+}

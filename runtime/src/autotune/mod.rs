@@ -36,7 +36,8 @@ use std::path::Path;
 use memtune_core::plan::PlanError;
 use memtune_core::tune::session::{self, Budget};
 use memtune_core::tune::{
-    candidates_digest, Decision, DecisionStore, StoreSource, Tunable, TuneKey, ENV_AUTOTUNE,
+    candidates_digest, Candidate, Decision, DecisionStore, Origin, StoreSource, Tunable, TuneKey,
+    ENV_AUTOTUNE, MAX_CANDIDATES,
 };
 use memtune_core::Profile;
 
@@ -265,9 +266,14 @@ impl Autotuner {
             }
         }
 
-        let outcome = session::run(candidates.len(), &self.budget, |i| {
-            time(&candidates[i].plan)
-        });
+        let n = candidates.len();
+        let mut trials = Trials {
+            workload,
+            candidates,
+            time: &mut time,
+        };
+        let outcome = session::run_trials(n, &self.budget, &mut trials);
+        let candidates = trials.candidates;
         if outcome.all_failed {
             let errors = candidates
                 .iter()
@@ -292,6 +298,47 @@ impl Autotuner {
             decision: Some(decision),
             warnings,
         })
+    }
+}
+
+/// The candidates being timed and the user's launch: the session's [`session::Trials`].
+struct Trials<'a, W: Tunable, F> {
+    workload: &'a W,
+    candidates: Vec<Candidate<W::Plan>>,
+    time: F,
+}
+
+impl<W: Tunable, F: FnMut(&W::Plan) -> Result<f64, String>> session::Trials
+    for &mut Trials<'_, W, F>
+{
+    fn time(&mut self, i: usize) -> Result<f64, String> {
+        (self.time)(&self.candidates[i].plan)
+    }
+
+    fn refine(&mut self, stats: &[session::Stats]) -> bool {
+        if self.candidates.len() >= MAX_CANDIDATES {
+            return false;
+        }
+        let timed: Vec<(&W::Plan, Option<f64>)> = self
+            .candidates
+            .iter()
+            .zip(stats)
+            .filter(|(_, s)| s.error.is_none())
+            .map(|(c, s)| (&c.plan, s.median_ms()))
+            .collect();
+        let Some(plan) = self.workload.refine(&timed) else {
+            return false;
+        };
+        let label = W::label(&plan);
+        if self.candidates.iter().any(|c| c.label == label) {
+            return false;
+        }
+        self.candidates.push(Candidate {
+            label,
+            origin: Origin::Refined,
+            plan,
+        });
+        true
     }
 }
 

@@ -25,6 +25,36 @@ fn kernel_ms(plan: &SamplingPlan) -> f64 {
 }
 
 #[test]
+fn the_refinement_finds_a_pass_count_between_the_first_candidates() {
+    // A kernel best at exactly 3 passes, off the first candidates' grid.
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tuner(tmp.path(), Mode::Auto);
+    let w = SamplingWorkload {
+        region_bytes: 384 << 20,
+        ..work()
+    };
+    let ms = |p: &SamplingPlan| 1.0 + (f64::from(p.passes).log2() - 3f64.log2()).abs() * 0.2;
+    let first = t.tune_with("gather-3", &w, |p| Ok(ms(p))).unwrap();
+    let d = first.decision.as_ref().unwrap();
+    assert!(d.candidates.len() <= 5);
+    let labels: Vec<_> = d
+        .candidates
+        .iter()
+        .map(|c| (c.label.as_str(), c.origin))
+        .collect();
+    assert_eq!(first.plan.passes, 3, "{labels:?}");
+    assert_eq!(d.candidates[d.chosen].origin, Origin::Refined, "{labels:?}");
+    assert!(d.cost_in_untuned.unwrap() <= 20.0);
+    // Stored and found again under the same key.
+    let again = t
+        .tune_with("gather-3", &w, |_| -> Result<f64, String> {
+            panic!("a stored decision must not time anything")
+        })
+        .unwrap();
+    assert_eq!(again.plan.passes, 3);
+}
+
+#[test]
 fn first_use_times_then_stored_decisions_time_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tuner(tmp.path(), Mode::Auto);

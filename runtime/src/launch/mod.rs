@@ -78,6 +78,10 @@ impl StencilElement for f64 {
 
 /// One GPU, ready for tuned launches.
 pub struct Runtime {
+    /// The last grouping table [`Runtime::time_grouping`] used, kept for the next call of
+    /// the same kind and size: pinning gigabytes of host memory takes seconds. Declared
+    /// first so that it is freed before the context.
+    grouping_table: Option<crate::gpu::Buffer>,
     gpu: Context,
     /// Whether `time_*` runs one untimed warm-up first (an autotuning session warms each
     /// candidate up itself and counts every launch).
@@ -89,6 +93,7 @@ impl Runtime {
     /// without one gets an error, not a panic), a context and its default stream.
     pub fn open(ordinal: usize) -> Result<Runtime, LaunchError> {
         Ok(Runtime {
+            grouping_table: None,
             gpu: Context::open(ordinal).map_err(|e| match e {
                 // No driver or no such GPU: the error callers map to "no GPU".
                 crate::gpu::Error::Device(d) => LaunchError::Device(d),

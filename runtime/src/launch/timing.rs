@@ -192,7 +192,12 @@ impl Runtime {
                 LaunchError::BadSize(format!("{capacity} buckets do not fit this host"))
             })?;
         self.bind()?;
-        let device_bytes = if table_memory == MemoryKind::Device {
+        // A kept table of another kind or size goes before the free memory is checked.
+        let kept = self
+            .grouping_table
+            .take()
+            .filter(|t| t.kind() == table_memory && t.len_bytes() == table_bytes);
+        let device_bytes = if table_memory == MemoryKind::Device && kept.is_none() {
             table_bytes as u64
         } else {
             0
@@ -200,7 +205,10 @@ impl Runtime {
             + 64;
         self.check_free(device_bytes)?;
         let kernels = self.grouping_kernels()?;
-        let table = Buffer::allocate(table_memory, table_bytes)?;
+        let table = match kept {
+            Some(t) => t,
+            None => Buffer::allocate(table_memory, table_bytes)?,
+        };
         let counters =
             Buffer::allocate(MemoryKind::Device, std::mem::size_of::<GroupingCounters>())?;
         let spill = if copy {
@@ -240,6 +248,8 @@ impl Runtime {
         }
         let mut buckets = vec![GroupingBucket::default(); capacity as usize];
         table.read(&mut buckets)?;
+        // Every run clears the table first (launch_grouping_init), so it can be reused.
+        self.grouping_table = Some(table);
         Ok((grouping_digest(&buckets, c[0].sentinel_count), timing))
     }
 

@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hedge;
 use super::read_cost::ReadCost;
 use super::units::bytes;
 use super::{grouping, sampling, GroupingPlan, GroupingWorkload, PlanError, SamplingPlan};
@@ -82,7 +83,7 @@ pub fn judge_scope(
         .measured()
         .and_then(ReadCost::from_curve)
         .filter(ReadCost::is_measured)
-        .map(|cost| cost.seconds(total) / cost.seconds(scope));
+        .map(|cost| cost.seconds(total) / cost.seconds(scope.max(past_caches(profile)).min(total)));
     let sure = |reason: String| Judgement {
         certainty: Certainty::Sure,
         reason,
@@ -115,8 +116,21 @@ pub fn judge_scope(
     }
 }
 
+/// Where random reads stop hitting the caches: a sure gain prices the scope no finer, since
+/// cache hits depend on how densely the kernel reads a scope, not on the translation (an
+/// H100's zero-copy curve reads 4x faster over 128 KiB than over 64 MiB; 512 passes of
+/// 128 KiB were predicted only 1.2x faster with the cold reads of a real stream).
+fn past_caches(profile: &Profile) -> u64 {
+    profile
+        .caches
+        .measured()
+        .and_then(|c| c.levels.iter().map(|l| l.size_bytes).max())
+        .unwrap_or(0)
+        .saturating_mul(sampling::BEYOND_CACHES)
+}
+
 /// Judges a scoped pick and records why in `reasons`; true when it is a bet, which an
-/// untimed plan replaces with one pass. `pick` names the pick for the reason.
+/// untimed plan replaces with one pass (or a hedge). `pick` names the pick for the reason.
 fn is_bet(
     profile: &Profile,
     memory: MemoryKind,
@@ -128,7 +142,7 @@ fn is_bet(
     match j.certainty {
         Certainty::Bet => {
             reasons.push(format!(
-                "{}; without timing, one pass ({pick} are left to the autotuner)",
+                "{}; without timing, {pick} are left to the autotuner",
                 j.reason
             ));
             true
@@ -141,18 +155,37 @@ fn is_bet(
     }
 }
 
-/// The sampling plan to use without timing: the model's pick when sure, else one pass.
+/// The sampling plan to use without timing: the model's pick when sure, else a small bet
+/// when even its worst case costs little ([`super::hedge`]), else one pass.
 pub fn sampling_untimed(
     profile: &Profile,
     workload: &SamplingWorkload,
 ) -> Result<SamplingPlan, PlanError> {
-    let mut plan = sampling::plan(profile, workload)?;
+    let (mut plan, hedge) = sampling::plan_with_hedge(profile, workload)?;
     let split = (workload.region_bytes, plan.scope_bytes, plan.passes);
     let pick = format!("{} passes of {}", plan.passes, bytes(plan.scope_bytes));
     if is_bet(profile, workload.memory, split, pick, &mut plan.reasons) {
-        plan.scope_bytes = workload.region_bytes;
-        plan.passes = 1;
-        plan.predicted_speedup = 1.0;
+        match hedge {
+            Some(h) => {
+                plan.reasons.push(format!(
+                    "a small bet taken instead: {} passes of {}, predicted {:.2}x faster than one pass, and at most {:.1}% slower if the scopes gain nothing, even drawing {}x as slowly as memtune's kernel",
+                    h.split.passes,
+                    bytes(h.split.scope_bytes),
+                    h.gain,
+                    100.0 * h.worst_loss,
+                    hedge::WORST_DRAW_FACTOR,
+                ));
+                plan.scope_bytes = h.split.scope_bytes;
+                plan.passes = h.split.passes;
+                plan.predicted_speedup = h.gain;
+            }
+            None => {
+                plan.reasons.push("one pass".into());
+                plan.scope_bytes = workload.region_bytes;
+                plan.passes = 1;
+                plan.predicted_speedup = 1.0;
+            }
+        }
     }
     Ok(plan)
 }
@@ -177,6 +210,7 @@ pub fn grouping_untimed(
         pick,
         &mut plan.reasons,
     ) {
+        plan.reasons.push("unscoped".into());
         plan.scope_bytes = workload.table_bytes;
         plan.passes = 1;
         plan.approach = Approach::Unscoped;

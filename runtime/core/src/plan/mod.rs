@@ -16,6 +16,7 @@
 pub mod certainty;
 mod error;
 pub mod grouping;
+mod hedge;
 mod insert_cost;
 mod passes;
 mod reach_bet;

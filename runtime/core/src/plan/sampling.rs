@@ -3,6 +3,7 @@
 //! what the TLB holds, at the price of redrawing the stream once per pass.
 
 use super::error::{fits_in_memory, PlanError};
+use super::hedge::{self, Hedge};
 use super::passes::{self, Split, MIN_GAIN};
 use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
@@ -28,7 +29,7 @@ const SECTOR_BYTES: f64 = 32.0;
 
 /// Beyond this many times the largest cache, random reads hit it rarely: the curve there
 /// prices a read that misses every cache, over the same pages.
-const BEYOND_CACHES: u64 = 4;
+pub(crate) const BEYOND_CACHES: u64 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SamplingWorkload {
@@ -53,6 +54,15 @@ pub struct SamplingPlan {
 
 /// Plans random sampling of `workload` on the GPU `profile` describes.
 pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPlan, PlanError> {
+    plan_with_hedge(profile, workload).map(|(plan, _)| plan)
+}
+
+/// The model's plan, and the small bet an untimed plan may take instead of one pass where
+/// that plan is a bet ([`super::hedge`]).
+pub(crate) fn plan_with_hedge(
+    profile: &Profile,
+    workload: &SamplingWorkload,
+) -> Result<(SamplingPlan, Option<Hedge>), PlanError> {
     workload.check(profile)?;
     let region = workload.region_bytes;
     let translation = Translation::of(profile, workload.memory);
@@ -68,7 +78,7 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         Ok(boundaries) => reasons.push(boundaries),
         Err(why) => {
             reasons.push(why);
-            return Ok(unscoped(reasons));
+            return Ok((unscoped(reasons), None));
         }
     }
 
@@ -84,7 +94,7 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
             "the {} memory curve has too few points to weigh a scope: not scoped; run `cargo tune` again",
             workload.memory
         ));
-        return Ok(unscoped(reasons));
+        return Ok((unscoped(reasons), None));
     };
     if !cost.is_measured() {
         reasons.push(
@@ -128,9 +138,21 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     let one_pass = time_of(&read, None);
     let scoped = |s: Split| time_of(&read, Some(s));
     let granule = translation.granule(region);
+    // Were the scopes to gain nothing, with the kernel drawing slowly: the hedge's worst case.
+    let worst = |passes: u32| {
+        let p = f64::from(passes);
+        cost.seconds(region) + p * (hedge::WORST_DRAW_FACTOR * draw.seconds + launch)
+    };
+    let hedge = hedge::find(
+        &passes::splits(region, granule),
+        one_pass,
+        scoped,
+        worst(1),
+        worst,
+    );
     let Some((best, best_time)) = passes::cheapest(region, granule, scoped) else {
         reasons.push("the region fits in one page: not scoped".to_string());
-        return Ok(unscoped(reasons));
+        return Ok((unscoped(reasons), None));
     };
     let speedup = one_pass / best_time;
     let weigh = format!(
@@ -201,7 +223,7 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
     }
     let Some(split) = chosen else {
         reasons.push("not scoped".to_string());
-        return Ok(unscoped(reasons));
+        return Ok((unscoped(reasons), None));
     };
     let speedup = one_pass / scoped(split);
     reasons.push(format!(
@@ -210,12 +232,13 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
         bytes(split.scope_bytes),
         translation.effect_of_scope(region, split.scope_bytes)
     ));
-    Ok(SamplingPlan {
+    let plan = SamplingPlan {
         scope_bytes: split.scope_bytes,
         passes: split.passes,
         predicted_speedup: speedup,
         reasons,
-    })
+    };
+    Ok((plan, hedge))
 }
 
 /// Reads of one pass of the stream: every thread of the runtime's grid, `reads_per_thread`

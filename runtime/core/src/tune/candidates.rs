@@ -1,7 +1,8 @@
 //! The handful of plans worth timing for a workload: always the untuned plan and the
-//! model's pick, then the model's neighbours (half and twice its passes, ...), at most
-//! [`MAX_CANDIDATES`]. Each workload is one [`Tunable`] impl; the autotuner, the bench and
-//! the CLI walk them alike.
+//! model's pick, then the model's neighbours (half and a quarter of its passes, ...), and
+//! for scoped workloads one refinement chosen from the first timings, at most
+//! [`MAX_CANDIDATES`] in all. Each workload is one [`Tunable`] impl; the autotuner, the
+//! bench and the CLI walk them alike.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -27,6 +28,8 @@ pub enum Origin {
     Model,
     /// A neighbour of the model's pick.
     Neighbour,
+    /// Chosen after the first timed rounds, between the fastest candidate and its runner-up.
+    Refined,
 }
 
 /// One plan to time.
@@ -60,10 +63,18 @@ pub trait Tunable {
     /// The model's neighbours worth timing, best first (the caller adds untuned and model
     /// and drops duplicates).
     fn neighbours(&self, model: &Self::Plan) -> Vec<Self::Plan>;
+    /// Whether [`Tunable::refine`] may add a candidate: the first set then leaves it a slot.
+    const REFINES: bool = false;
+    /// One more plan to time, from the medians so far (`None` for a candidate without
+    /// timings), or `None` when nothing between the timed plans is worth a try.
+    fn refine(&self, _timed: &[(&Self::Plan, Option<f64>)]) -> Option<Self::Plan> {
+        None
+    }
 
     /// Untuned first, the model's pick second, then neighbours; duplicates dropped, at most
-    /// [`MAX_CANDIDATES`].
+    /// [`MAX_CANDIDATES`] (one fewer where [`Tunable::REFINES`]).
     fn candidates(&self, profile: &Profile) -> Result<Vec<Candidate<Self::Plan>>, PlanError> {
+        let cap = MAX_CANDIDATES - usize::from(Self::REFINES);
         let model = self.model(profile)?;
         let mut out: Vec<Candidate<Self::Plan>> = Vec::new();
         let all = [
@@ -78,7 +89,7 @@ pub trait Tunable {
         );
         for (origin, plan) in all {
             let label = Self::label(&plan);
-            if out.len() < MAX_CANDIDATES && out.iter().all(|c| c.label != label) {
+            if out.len() < cap && out.iter().all(|c| c.label != label) {
                 out.push(Candidate {
                     label,
                     origin,
@@ -103,20 +114,66 @@ pub fn split(total: u64, passes: u32, unit: u64) -> (u64, u32) {
 }
 
 /// Pass counts around the model's, fewer first (the passes' overhead is what the model
-/// cannot see in the kernel): two thirds, half, a third, twice; without a scoped pick, 2,
-/// 4 and 8. (An H100 ran a 96 MiB region best in 4 passes where the model picked 6.)
+/// cannot see in the kernel): half and a quarter of the model's, then twice and four times;
+/// without a scoped pick, 2, 4 and 8. The refinement then fills the gap next to the
+/// fastest. (On an H100 a user's gather ran 384 MiB best in 3 passes where the model
+/// picked 8 to 12.)
 fn neighbour_passes(model_passes: u32) -> Vec<u32> {
     if model_passes <= 1 {
         return vec![2, 4, 8];
     }
     let p = model_passes;
     let mut out: Vec<u32> = Vec::new();
-    for n in [(2 * p).div_ceil(3), p / 2, p / 3, p.saturating_mul(2)] {
+    for n in [
+        p.div_ceil(2),
+        (p + 2) / 4,
+        p.saturating_mul(2),
+        p.saturating_mul(4),
+    ] {
         if n >= 2 && n != p && !out.contains(&n) {
             out.push(n);
         }
     }
     out
+}
+
+/// Largest pass count the refinement proposes (the planners' search stops there too).
+const MAX_REFINED_PASSES: u32 = 1024;
+
+/// The pass count to try next, from `(passes, median ms)` of the timed candidates: the
+/// geometric middle between the fastest and its faster neighbour in pass count (else the
+/// other neighbour), or half a doubling past the fastest when it has the most passes.
+/// `None` when every such gap is already closed (adjacent counts, or already timed).
+pub fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
+    let mut pts: Vec<(u32, f64)> = timed
+        .iter()
+        .copied()
+        .filter(|(p, ms)| *p >= 1 && ms.is_finite())
+        .collect();
+    pts.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    pts.dedup_by_key(|p| p.0);
+    let lead = pts
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))?
+        .0;
+    let mid = |a: u32, b: u32| (f64::from(a) * f64::from(b)).sqrt().round() as u32;
+    let mut tries: Vec<u32> = Vec::new();
+    let below = lead.checked_sub(1).map(|i| pts[i]);
+    let above = pts.get(lead + 1).copied();
+    let here = pts[lead].0;
+    match (below, above) {
+        (Some(b), Some(a)) if b.1 <= a.1 => tries.extend([mid(here, b.0), mid(here, a.0)]),
+        (Some(b), Some(a)) => tries.extend([mid(here, a.0), mid(here, b.0)]),
+        (Some(_), None) if here > 1 => {
+            tries.push((f64::from(here) * std::f64::consts::SQRT_2).round() as u32)
+        }
+        (None, Some(a)) => tries.push(mid(here, a.0)),
+        _ => {}
+    }
+    tries.into_iter().find(|&m| {
+        (2..=MAX_REFINED_PASSES).contains(&m) && m != here && pts.iter().all(|p| p.0 != m)
+    })
 }
 
 fn bytes(n: u64) -> String {
@@ -160,23 +217,41 @@ impl Tunable for SamplingWorkload {
     }
 
     fn neighbours(&self, model: &SamplingPlan) -> Vec<SamplingPlan> {
+        let why = format!("a neighbour of the model's {} passes", model.passes);
         neighbour_passes(model.passes)
             .into_iter()
-            .map(|p| {
-                let (scope_bytes, passes) = split(self.region_bytes, p, READ_BYTES);
-                SamplingPlan {
-                    scope_bytes,
-                    passes,
-                    predicted_speedup: 1.0,
-                    reasons: vec![format!(
-                        "a neighbour of the model's {} passes",
-                        model.passes
-                    )],
-                }
-            })
+            .map(|p| self.scoped(p, &why))
             .filter(|p| p.passes >= 2)
             .collect()
     }
+
+    const REFINES: bool = true;
+
+    fn refine(&self, timed: &[(&SamplingPlan, Option<f64>)]) -> Option<SamplingPlan> {
+        let p = refine_passes(&pass_points(timed, |p| p.passes))?;
+        Some(self.scoped(p, "between the fastest timed pass counts")).filter(|p| p.passes >= 2)
+    }
+}
+
+impl SamplingWorkload {
+    /// `passes` scopes of whole reads, recounted as the launches split them.
+    fn scoped(&self, passes: u32, why: &str) -> SamplingPlan {
+        let (scope_bytes, passes) = split(self.region_bytes, passes, READ_BYTES);
+        SamplingPlan {
+            scope_bytes,
+            passes,
+            predicted_speedup: 1.0,
+            reasons: vec![why.to_string()],
+        }
+    }
+}
+
+/// `(passes, median)` of the candidates that have a median.
+fn pass_points<P>(timed: &[(&P, Option<f64>)], passes: impl Fn(&P) -> u32) -> Vec<(u32, f64)> {
+    timed
+        .iter()
+        .filter_map(|(plan, ms)| Some((passes(plan), (*ms)?)))
+        .collect()
 }
 
 impl Tunable for GroupingWorkload {
@@ -223,29 +298,54 @@ impl Tunable for GroupingWorkload {
     }
 
     fn neighbours(&self, model: &GroupingPlan) -> Vec<GroupingPlan> {
-        // A scoped pick keeps its approach; otherwise the input decides: re-reading device
-        // memory each pass is cheap, re-reading host memory is not.
-        let approach = match (model.approach, self.input_memory) {
+        let approach = self.scoped_approach(model.approach);
+        let why = format!("a neighbour of the model's {} passes", model.passes);
+        neighbour_passes(model.passes)
+            .into_iter()
+            .map(|p| self.scoped(p, approach, &why))
+            .filter(|p| p.passes >= 2)
+            .collect()
+    }
+
+    const REFINES: bool = true;
+
+    fn refine(&self, timed: &[(&GroupingPlan, Option<f64>)]) -> Option<GroupingPlan> {
+        let p = refine_passes(&pass_points(timed, |p| p.passes))?;
+        // The approach of the fastest scoped candidate.
+        let lead = timed
+            .iter()
+            .filter(|(plan, ms)| plan.passes >= 2 && ms.is_some())
+            .min_by(|a, b| {
+                a.1.unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.1.unwrap_or(f64::INFINITY))
+            })
+            .map_or(Approach::Unscoped, |(plan, _)| plan.approach);
+        let approach = self.scoped_approach(lead);
+        Some(self.scoped(p, approach, "between the fastest timed pass counts"))
+            .filter(|p| p.passes >= 2)
+    }
+}
+
+impl GroupingWorkload {
+    /// A scoped approach keeps itself; otherwise the input decides: re-reading device
+    /// memory each pass is cheap, re-reading host memory is not.
+    fn scoped_approach(&self, approach: Approach) -> Approach {
+        match (approach, self.input_memory) {
             (Approach::Unscoped, MemoryKind::Device) => Approach::Naive,
             (Approach::Unscoped, _) => Approach::Copy,
             (a, _) => a,
-        };
-        neighbour_passes(model.passes)
-            .into_iter()
-            .map(|p| {
-                let (scope_bytes, passes) = split(self.table_bytes, p, BUCKET_BYTES);
-                GroupingPlan {
-                    scope_bytes,
-                    passes,
-                    approach,
-                    reasons: vec![format!(
-                        "a neighbour of the model's {} passes",
-                        model.passes
-                    )],
-                }
-            })
-            .filter(|p| p.passes >= 2)
-            .collect()
+        }
+    }
+
+    /// `passes` scopes of whole buckets, recounted as the launches split them.
+    fn scoped(&self, passes: u32, approach: Approach, why: &str) -> GroupingPlan {
+        let (scope_bytes, passes) = split(self.table_bytes, passes, BUCKET_BYTES);
+        GroupingPlan {
+            scope_bytes,
+            passes,
+            approach,
+            reasons: vec![why.to_string()],
+        }
     }
 }
 

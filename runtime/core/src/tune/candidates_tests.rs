@@ -44,11 +44,60 @@ fn untuned_first_model_second_at_most_five_no_duplicates() {
 }
 
 #[test]
-fn neighbours_lean_to_fewer_passes_and_double_once() {
-    assert_eq!(neighbour_passes(6), vec![4, 3, 2, 12]);
-    assert_eq!(neighbour_passes(12), vec![8, 6, 4, 24]);
-    assert_eq!(neighbour_passes(3), vec![2, 6]);
+fn neighbours_halve_and_quarter_before_doubling() {
+    assert_eq!(neighbour_passes(6), vec![3, 2, 12, 24]);
+    assert_eq!(neighbour_passes(12), vec![6, 3, 24, 48]);
+    assert_eq!(neighbour_passes(8), vec![4, 2, 16, 32]);
+    assert_eq!(neighbour_passes(3), vec![2, 6, 12]);
+    assert_eq!(neighbour_passes(2), vec![4, 8]);
     assert_eq!(neighbour_passes(1), vec![2, 4, 8]);
+}
+
+#[test]
+fn refinement_fills_the_gap_beside_the_fastest() {
+    // Fastest 4, its faster neighbour 2: the middle is 3 (a user's gather at 384 MiB).
+    let t = [(1, 0.266), (2, 0.258), (4, 0.249), (8, 0.262)];
+    assert_eq!(refine_passes(&t), Some(3));
+    // The faster neighbour is above: between 4 and 8.
+    let t = [(1, 0.266), (2, 0.262), (4, 0.249), (8, 0.255)];
+    assert_eq!(refine_passes(&t), Some(6));
+    // That gap closed (3 timed): the other side.
+    let t = [(1, 0.3), (2, 0.26), (3, 0.25), (6, 0.27)];
+    assert_eq!(refine_passes(&t), Some(4));
+    // The most passes is fastest: half a doubling past it.
+    let t = [(1, 9.0), (8, 4.0), (16, 3.5), (32, 3.2)];
+    assert_eq!(refine_passes(&t), Some(45));
+    // Untuned fastest next to 2 passes: nothing between 1 and 2.
+    assert_eq!(refine_passes(&[(1, 1.0), (2, 1.1), (4, 1.3)]), None);
+    // Every gap around the leader closed; timings without a median are ignored.
+    assert_eq!(refine_passes(&[(2, 1.0), (3, 0.9), (4, 1.0)]), None);
+    assert_eq!(refine_passes(&[(1, f64::NAN)]), None);
+    assert_eq!(refine_passes(&[]), None);
+}
+
+#[test]
+fn scoped_workloads_leave_a_slot_for_the_refinement() {
+    let profile = crate::default::builtin();
+    let w = sampling(384 << 20, MemoryKind::Device);
+    let c = w.candidates(&profile).unwrap();
+    assert!(c.len() < MAX_CANDIDATES, "{c:?}");
+    let plans: Vec<_> = c.iter().map(|c| c.plan.clone()).collect();
+    // The kernel is fastest at 3 passes; times fall towards it from both sides.
+    let ms = |p: &SamplingPlan| (f64::from(p.passes).log2() - 3f64.log2()).abs() + 1.0;
+    let timed: Vec<_> = plans.iter().map(|p| (p, Some(ms(p)))).collect();
+    let r = w.refine(&timed).expect("a gap is left");
+    assert!(
+        r.passes >= 2 && c.iter().all(|x| x.plan.passes != r.passes),
+        "{r:?}"
+    );
+    assert!(splits_as_launched(384 << 20, 4, r.scope_bytes, r.passes));
+    // Stencils do not refine.
+    let st = StencilWorkload {
+        dims: [512, 512, 512],
+        dtype: Dtype::F32,
+        repeats: 1,
+    };
+    assert!(st.refine(&[]).is_none());
 }
 
 #[test]

@@ -132,8 +132,9 @@ impl Decision {
     /// Checks what a hand-edited or damaged file could get wrong: the schema, every field
     /// within its bounds (see the `MAX_*` constants), every time finite and from 0 to
     /// [`MAX_DECISION_MS`], each median the median of its runs, quantiles ordered, the key's
-    /// candidate digest matching the labels, and the choice consistent with the failures.
-    /// The message starts with the field's JSON path.
+    /// candidate digest matching the labels of the first set (a refinement, at most one and
+    /// last, aside), and the choice consistent with the failures. The message starts with
+    /// the field's JSON path.
     pub fn validate(&self) -> Result<(), String> {
         if self.schema != DECISION_SCHEMA {
             return Err(format!(
@@ -157,7 +158,23 @@ impl Decision {
         for (i, c) in self.candidates.iter().enumerate() {
             candidate_is_valid(c, &format!("candidates[{i}]"))?;
         }
-        let digest = candidates_digest(self.candidates.iter().map(|c| c.label.as_str()));
+        // The key names the first set; a refinement is chosen from its timings.
+        let refined = self
+            .candidates
+            .iter()
+            .filter(|c| c.origin == Origin::Refined);
+        if refined.count() > 1
+            || self.candidates[..n - 1]
+                .iter()
+                .any(|c| c.origin == Origin::Refined)
+        {
+            return Err("candidates: a refined candidate must be the last, and only one".into());
+        }
+        let first = self
+            .candidates
+            .iter()
+            .filter(|c| c.origin != Origin::Refined);
+        let digest = candidates_digest(first.map(|c| c.label.as_str()));
         if digest != self.key.candidates_digest {
             return Err(
                 "key.candidates_digest: the candidates do not match the key's candidate digest"

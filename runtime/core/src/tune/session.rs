@@ -7,10 +7,13 @@
 //! - Timed rounds then go round robin, so drift hits every candidate alike. After round 1 a
 //!   candidate over [`Budget::clear_loser`]× the leader's median is dropped; after round 2
 //!   one whose fastest run is over [`Budget::drop_ratio`]× the leader's median.
-//! - After round [`Budget::min_samples`], a launch runs only while the total time stays
-//!   within [`Budget::max_cost`] launches of the untuned kernel; at most
-//!   [`Budget::max_samples`] rounds. (Five candidates as fast as untuned cost 5 warm-ups
-//!   and 2 rounds of 5 before the budget applies: 15 launches.)
+//! - After round [`Budget::min_samples`], [`Trials::refine`] may add one candidate (a pass
+//!   count between the fastest two), when the budget has room for its warm-up and
+//!   [`Budget::min_samples`] runs; it is warmed up and joins the rounds.
+//! - Once a candidate has [`Budget::min_samples`] runs, it is launched again only while the
+//!   total time stays within [`Budget::max_cost`] launches of the untuned kernel; at most
+//!   [`Budget::max_samples`] rounds. (Four candidates as fast as untuned and a refinement
+//!   cost 5 warm-ups and 2 runs of each before the budget applies: 15 launches.)
 //! - The fastest median wins, unless a safer candidate is within the noise of it (gap under
 //!   1%, or under 2% with overlapping p20..p80): then the safer one is kept, so that the
 //!   choice does not flip between runs and never trades the untuned kernel for noise.
@@ -87,6 +90,22 @@ pub fn quantile(runs: &[f64], q: f64) -> Option<f64> {
     Some(v[i])
 }
 
+/// What a session times: `time(i)` launches candidate `i` once and returns its
+/// milliseconds; `refine` may append one candidate after the first rounds and says whether
+/// it did. A closure is a `Trials` that never refines.
+pub trait Trials {
+    fn time(&mut self, i: usize) -> Result<f64, String>;
+    fn refine(&mut self, _stats: &[Stats]) -> bool {
+        false
+    }
+}
+
+impl<F: FnMut(usize) -> Result<f64, String>> Trials for F {
+    fn time(&mut self, i: usize) -> Result<f64, String> {
+        self(i)
+    }
+}
+
 /// What a session found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -102,42 +121,46 @@ pub struct Outcome {
     pub all_failed: bool,
 }
 
-/// Tunes `n` candidates (safest first) with `time`; see the module doc for the rules.
-pub fn run(
-    n: usize,
-    budget: &Budget,
-    mut time: impl FnMut(usize) -> Result<f64, String>,
-) -> Outcome {
+/// Tunes `n` candidates (safest first), `time(i)` launching candidate `i` once; see the
+/// module doc for the rules.
+pub fn run(n: usize, budget: &Budget, time: impl FnMut(usize) -> Result<f64, String>) -> Outcome {
+    run_trials(n, budget, time)
+}
+
+/// [`run`] with [`Trials`] that may add a candidate after the first rounds.
+pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome {
     let mut stats = vec![Stats::default(); n];
     let mut spent = 0.0;
     let mut launches = 0u32;
-    let mut launch = |i: usize, stats: &mut Vec<Stats>, spent: &mut f64| -> Option<f64> {
-        launches += 1;
-        match time(i) {
-            Ok(ms) if ms.is_finite() && ms >= 0.0 => {
-                *spent += ms;
-                Some(ms)
+    let mut launch =
+        |trials: &mut dyn Trials, i: usize, stats: &mut Vec<Stats>, spent: &mut f64| {
+            launches += 1;
+            match trials.time(i) {
+                Ok(ms) if ms.is_finite() && ms >= 0.0 => {
+                    *spent += ms;
+                    Some(ms)
+                }
+                Ok(ms) => {
+                    fail(&mut stats[i], format!("timer returned {ms} ms"));
+                    None
+                }
+                Err(e) => {
+                    fail(&mut stats[i], e);
+                    None
+                }
             }
-            Ok(ms) => {
-                fail(&mut stats[i], format!("timer returned {ms} ms"));
-                None
-            }
-            Err(e) => {
-                fail(&mut stats[i], e);
-                None
-            }
-        }
-    };
+        };
 
     for i in 0..n {
-        stats[i].warmup_ms = launch(i, &mut stats, &mut spent);
+        stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
     }
+    let mut refined = false;
     for round in 1..=budget.max_samples.max(1) {
-        for i in 0..n {
+        for i in 0..stats.len() {
             if !stats[i].alive() {
                 continue;
             }
-            if round > budget.min_samples {
+            if stats[i].runs_ms.len() >= budget.min_samples {
                 // The slowest run seen so far: a launch may take longer than its median.
                 let untuned = reference_ms(&stats);
                 let next = stats[i].runs_ms.iter().copied().fold(0.0, f64::max);
@@ -145,30 +168,33 @@ pub fn run(
                     continue;
                 }
             }
-            if let Some(ms) = launch(i, &mut stats, &mut spent) {
+            if let Some(ms) = launch(&mut trials, i, &mut stats, &mut spent) {
                 stats[i].runs_ms.push(ms);
             }
         }
         let Some(leader) = leader_median(&stats) else {
             break;
         };
-        for s in stats.iter_mut().filter(|s| s.alive()) {
-            let fastest = s.fastest_ms().unwrap_or(f64::INFINITY);
-            if round == 1 && fastest > budget.clear_loser * leader {
-                s.dropped = Some(format!(
-                    "over {}x the leader after one run",
-                    budget.clear_loser
-                ));
-            } else if round >= 2 && fastest > budget.drop_ratio * leader {
-                s.dropped = Some(format!(
-                    "fastest run over {}x the leader's median",
-                    budget.drop_ratio
-                ));
+        drop_losers(&mut stats, leader, budget);
+        if round == budget.min_samples && !refined {
+            refined = true;
+            // Room for a warm-up and min_samples runs of a candidate near the leader.
+            let room = reference_ms(&stats).is_some_and(|u| {
+                spent + (budget.min_samples + 1) as f64 * 1.25 * leader <= budget.max_cost * u
+            });
+            if room && trials.refine(&stats) {
+                let i = stats.len();
+                stats.push(Stats::default());
+                stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
             }
         }
         let alive = stats.iter().filter(|s| s.alive()).count();
+        let sampled = stats
+            .iter()
+            .all(|s| !s.alive() || s.runs_ms.len() >= budget.min_samples);
         let cost = reference_ms(&stats).map(|u| spent / u);
         if round >= budget.min_samples
+            && sampled
             && (alive <= 1 || cost.is_some_and(|c| c >= budget.max_cost) || separated(&stats))
         {
             break;
@@ -188,6 +214,26 @@ pub fn run(
         tuning_ms: spent,
         launches,
         all_failed,
+    }
+}
+
+/// After one run a candidate over [`Budget::clear_loser`]x the leader is dropped; after
+/// two, one whose fastest run is over [`Budget::drop_ratio`]x the leader's median.
+fn drop_losers(stats: &mut [Stats], leader: f64, budget: &Budget) {
+    for s in stats.iter_mut().filter(|s| s.alive()) {
+        let fastest = s.fastest_ms().unwrap_or(f64::INFINITY);
+        let runs = s.runs_ms.len();
+        if runs == 1 && fastest > budget.clear_loser * leader {
+            s.dropped = Some(format!(
+                "over {}x the leader after one run",
+                budget.clear_loser
+            ));
+        } else if runs >= 2 && fastest > budget.drop_ratio * leader {
+            s.dropped = Some(format!(
+                "fastest run over {}x the leader's median",
+                budget.drop_ratio
+            ));
+        }
     }
 }
 

@@ -140,3 +140,77 @@ fn slower_candidates_within_the_drop_ratios_stay_within_budget() {
         assert!(cost <= 20.0 + 1e-9, "others {others}: cost {cost}");
     }
 }
+
+/// Candidates timed by a table; `refine` appends `extra` once.
+struct Refining {
+    ms: Vec<f64>,
+    extra: Option<f64>,
+    asked: usize,
+}
+
+impl Trials for &mut Refining {
+    fn time(&mut self, i: usize) -> Result<f64, String> {
+        Ok(self.ms[i])
+    }
+    fn refine(&mut self, stats: &[Stats]) -> bool {
+        self.asked += 1;
+        assert_eq!(stats.len(), self.ms.len());
+        assert!(stats
+            .iter()
+            .all(|s| s.runs_ms.len() >= 2 || s.dropped.is_some()));
+        match self.extra.take() {
+            Some(ms) => {
+                self.ms.push(ms);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[test]
+fn a_refined_candidate_is_warmed_sampled_and_can_win() {
+    let mut t = Refining {
+        ms: vec![2.0, 1.0, 1.1, 1.3],
+        extra: Some(0.9),
+        asked: 0,
+    };
+    let out = run_trials(4, &Budget::default(), &mut t);
+    assert_eq!(t.asked, 1, "refine is asked once");
+    assert_eq!(out.stats.len(), 5);
+    assert_eq!(out.chosen, 4, "{}", out.why);
+    assert!(out.stats[4].warmup_ms.is_some());
+    assert!(out.stats[4].runs_ms.len() >= 2, "{:?}", out.stats[4]);
+    assert!(out.cost_in_untuned.unwrap() <= 20.0);
+}
+
+#[test]
+fn no_refinement_without_budget_room() {
+    // Every candidate as slow as untuned: 4 warm-ups and 2 rounds (12) leave room for a
+    // fifth (3 x 1.25 = 3.75 more); with a budget of 14 they do not.
+    let budget = Budget {
+        max_cost: 14.0,
+        ..Budget::default()
+    };
+    let mut t = Refining {
+        ms: vec![1.0; 4],
+        extra: Some(0.5),
+        asked: 0,
+    };
+    let out = run_trials(4, &budget, &mut t);
+    assert_eq!(t.asked, 0);
+    assert_eq!(out.stats.len(), 4);
+    let mut t = Refining {
+        ms: vec![1.0; 4],
+        extra: Some(0.5),
+        asked: 0,
+    };
+    let out = run_trials(4, &Budget::default(), &mut t);
+    assert_eq!(t.asked, 1);
+    assert_eq!(out.chosen, 4, "{}", out.why);
+    assert!(
+        out.cost_in_untuned.unwrap() <= 20.0,
+        "{:?}",
+        out.cost_in_untuned
+    );
+}
