@@ -36,8 +36,8 @@ use std::path::Path;
 use memtune_core::plan::PlanError;
 use memtune_core::tune::session::{self, Budget};
 use memtune_core::tune::{
-    candidates_digest, Candidate, Decision, DecisionStore, Origin, StoreSource, Tunable, TuneKey,
-    ENV_AUTOTUNE, MAX_CANDIDATES,
+    candidates_digest, Candidate, Decision, DecisionStore, StoreSource, Tunable, TuneKey,
+    ENV_AUTOTUNE,
 };
 use memtune_core::Profile;
 
@@ -316,29 +316,13 @@ impl<W: Tunable, F: FnMut(&W::Plan) -> Result<f64, String>> session::Trials
     }
 
     fn refine(&mut self, stats: &[session::Stats]) -> bool {
-        if self.candidates.len() >= MAX_CANDIDATES {
-            return false;
+        match self.workload.next_candidate(&self.candidates, stats) {
+            Some(c) => {
+                self.candidates.push(c);
+                true
+            }
+            None => false,
         }
-        let timed: Vec<(&W::Plan, Option<f64>)> = self
-            .candidates
-            .iter()
-            .zip(stats)
-            .filter(|(_, s)| s.error.is_none())
-            .map(|(c, s)| (&c.plan, s.median_ms()))
-            .collect();
-        let Some(plan) = self.workload.refine(&timed) else {
-            return false;
-        };
-        let label = W::label(&plan);
-        if self.candidates.iter().any(|c| c.label == label) {
-            return false;
-        }
-        self.candidates.push(Candidate {
-            label,
-            origin: Origin::Refined,
-            plan,
-        });
-        true
     }
 }
 

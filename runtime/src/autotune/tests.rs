@@ -43,7 +43,11 @@ fn the_refinement_finds_a_pass_count_between_the_first_candidates() {
         .map(|c| (c.label.as_str(), c.origin))
         .collect();
     assert_eq!(first.plan.passes, 3, "{labels:?}");
-    assert_eq!(d.candidates[d.chosen].origin, Origin::Refined, "{labels:?}");
+    assert_eq!(
+        d.candidates[d.chosen].origin,
+        memtune_core::tune::Origin::Refined,
+        "{labels:?}"
+    );
     assert!(d.cost_in_untuned.unwrap() <= 20.0);
     // Stored and found again under the same key.
     let again = t

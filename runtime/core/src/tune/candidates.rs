@@ -17,6 +17,8 @@ use crate::profile::{MemoryKind, Profile};
 
 /// The most candidates timed for one key.
 pub const MAX_CANDIDATES: usize = 5;
+/// Of those, how many sampling and grouping choose from the first ones' timings.
+const REFINEMENTS: usize = 1;
 
 /// Where a candidate came from, in order of safety: on a tie the safer one is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -63,18 +65,47 @@ pub trait Tunable {
     /// The model's neighbours worth timing, best first (the caller adds untuned and model
     /// and drops duplicates).
     fn neighbours(&self, model: &Self::Plan) -> Vec<Self::Plan>;
-    /// Whether [`Tunable::refine`] may add a candidate: the first set then leaves it a slot.
-    const REFINES: bool = false;
+    /// How many candidates [`Tunable::refine`] may add: the first set leaves them slots.
+    const REFINES: usize = 0;
     /// One more plan to time, from the medians so far (`None` for a candidate without
     /// timings), or `None` when nothing between the timed plans is worth a try.
     fn refine(&self, _timed: &[(&Self::Plan, Option<f64>)]) -> Option<Self::Plan> {
         None
     }
 
+    /// The refinement to append to `candidates`, given each one's timings so far (`stats`,
+    /// in the same order): `None` when they are [`MAX_CANDIDATES`] already, when there is
+    /// nothing to refine, or when it would repeat a candidate. Failed candidates count as
+    /// untimed.
+    fn next_candidate(
+        &self,
+        candidates: &[Candidate<Self::Plan>],
+        stats: &[super::session::Stats],
+    ) -> Option<Candidate<Self::Plan>> {
+        if candidates.len() >= MAX_CANDIDATES {
+            return None;
+        }
+        let timed: Vec<(&Self::Plan, Option<f64>)> = candidates
+            .iter()
+            .zip(stats)
+            .map(|(c, s)| (&c.plan, s.error.is_none().then(|| s.median_ms()).flatten()))
+            .collect();
+        let plan = self.refine(&timed)?;
+        let label = Self::label(&plan);
+        candidates
+            .iter()
+            .all(|c| c.label != label)
+            .then_some(Candidate {
+                label,
+                origin: Origin::Refined,
+                plan,
+            })
+    }
+
     /// Untuned first, the model's pick second, then neighbours; duplicates dropped, at most
-    /// [`MAX_CANDIDATES`] (one fewer where [`Tunable::REFINES`]).
+    /// [`MAX_CANDIDATES`] less [`Tunable::REFINES`].
     fn candidates(&self, profile: &Profile) -> Result<Vec<Candidate<Self::Plan>>, PlanError> {
-        let cap = MAX_CANDIDATES - usize::from(Self::REFINES);
+        let cap = MAX_CANDIDATES - Self::REFINES;
         let model = self.model(profile)?;
         let mut out: Vec<Candidate<Self::Plan>> = Vec::new();
         let all = [
@@ -137,12 +168,16 @@ fn neighbour_passes(model_passes: u32) -> Vec<u32> {
     out
 }
 
+/// A fall from one timed pass count to the next this steep is still far from the best.
+const STEEP: f64 = 1.1;
+
 /// Largest pass count the refinement proposes (the planners' search stops there too).
 const MAX_REFINED_PASSES: u32 = 1024;
 
 /// The pass count to try next, from `(passes, median ms)` of the timed candidates: the
 /// geometric middle between the fastest and its faster neighbour in pass count (else the
-/// other neighbour), or half a doubling past the fastest when it has the most passes.
+/// other neighbour); when the fastest has the most passes, half a doubling past it if the
+/// times still fell steeply to it, else the middle below it.
 /// `None` when every such gap is already closed (adjacent counts, or already timed).
 pub fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
     let mut pts: Vec<(u32, f64)> = timed
@@ -165,8 +200,15 @@ pub fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
     match (below, above) {
         (Some(b), Some(a)) if b.1 <= a.1 => tries.extend([mid(here, b.0), mid(here, a.0)]),
         (Some(b), Some(a)) => tries.extend([mid(here, a.0), mid(here, b.0)]),
-        (Some(_), None) if here > 1 => {
-            tries.push((f64::from(here) * std::f64::consts::SQRT_2).round() as u32)
+        (Some(b), None) if here > 1 => {
+            // Most passes fastest: past it while the times still fall steeply, else back
+            // towards its neighbour (the fall flattens near the best).
+            let past = (f64::from(here) * std::f64::consts::SQRT_2).round() as u32;
+            if b.1 >= STEEP * pts[lead].1 {
+                tries.extend([past, mid(here, b.0)]);
+            } else {
+                tries.extend([mid(here, b.0), past]);
+            }
         }
         (None, Some(a)) => tries.push(mid(here, a.0)),
         _ => {}
@@ -225,7 +267,7 @@ impl Tunable for SamplingWorkload {
             .collect()
     }
 
-    const REFINES: bool = true;
+    const REFINES: usize = REFINEMENTS;
 
     fn refine(&self, timed: &[(&SamplingPlan, Option<f64>)]) -> Option<SamplingPlan> {
         let p = refine_passes(&pass_points(timed, |p| p.passes))?;
@@ -307,7 +349,7 @@ impl Tunable for GroupingWorkload {
             .collect()
     }
 
-    const REFINES: bool = true;
+    const REFINES: usize = REFINEMENTS;
 
     fn refine(&self, timed: &[(&GroupingPlan, Option<f64>)]) -> Option<GroupingPlan> {
         let p = refine_passes(&pass_points(timed, |p| p.passes))?;

@@ -132,8 +132,8 @@ impl Decision {
     /// Checks what a hand-edited or damaged file could get wrong: the schema, every field
     /// within its bounds (see the `MAX_*` constants), every time finite and from 0 to
     /// [`MAX_DECISION_MS`], each median the median of its runs, quantiles ordered, the key's
-    /// candidate digest matching the labels of the first set (a refinement, at most one and
-    /// last, aside), and the choice consistent with the failures. The message starts with
+    /// candidate digest matching the labels of the first set (the refinements, which come
+    /// after it, aside), and the choice consistent with the failures. The message starts with
     /// the field's JSON path.
     pub fn validate(&self) -> Result<(), String> {
         if self.schema != DECISION_SCHEMA {
@@ -159,16 +159,16 @@ impl Decision {
             candidate_is_valid(c, &format!("candidates[{i}]"))?;
         }
         // The key names the first set; a refinement is chosen from its timings.
-        let refined = self
+        let first_refined = self
             .candidates
             .iter()
-            .filter(|c| c.origin == Origin::Refined);
-        if refined.count() > 1
-            || self.candidates[..n - 1]
+            .position(|c| c.origin == Origin::Refined);
+        if first_refined.is_some_and(|i| {
+            self.candidates[i..]
                 .iter()
-                .any(|c| c.origin == Origin::Refined)
-        {
-            return Err("candidates: a refined candidate must be the last, and only one".into());
+                .any(|c| c.origin != Origin::Refined)
+        }) {
+            return Err("candidates: refined candidates must come after the first set".into());
         }
         let first = self
             .candidates

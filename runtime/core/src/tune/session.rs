@@ -7,9 +7,10 @@
 //! - Timed rounds then go round robin, so drift hits every candidate alike. After round 1 a
 //!   candidate over [`Budget::clear_loser`]× the leader's median is dropped; after round 2
 //!   one whose fastest run is over [`Budget::drop_ratio`]× the leader's median.
-//! - After round [`Budget::min_samples`], [`Trials::refine`] may add one candidate (a pass
-//!   count between the fastest two), when the budget has room for its warm-up and
-//!   [`Budget::min_samples`] runs; it is warmed up and joins the rounds.
+//! - Whenever every live candidate has [`Budget::min_samples`] runs, [`Trials::refine`] may
+//!   add a candidate (a pass count between the fastest and its neighbours), when the budget
+//!   has room for its warm-up and [`Budget::min_samples`] runs; it is warmed up and joins
+//!   the rounds.
 //! - Once a candidate has [`Budget::min_samples`] runs, it is launched again only while the
 //!   total time stays within [`Budget::max_cost`] launches of the untuned kernel; at most
 //!   [`Budget::max_samples`] rounds. (Four candidates as fast as untuned and a refinement
@@ -91,8 +92,8 @@ pub fn quantile(runs: &[f64], q: f64) -> Option<f64> {
 }
 
 /// What a session times: `time(i)` launches candidate `i` once and returns its
-/// milliseconds; `refine` may append one candidate after the first rounds and says whether
-/// it did. A closure is a `Trials` that never refines.
+/// milliseconds; `refine` may append a candidate once every live one has its samples, and
+/// says whether it did. A closure is a `Trials` that never refines.
 pub trait Trials {
     fn time(&mut self, i: usize) -> Result<f64, String>;
     fn refine(&mut self, _stats: &[Stats]) -> bool {
@@ -127,7 +128,7 @@ pub fn run(n: usize, budget: &Budget, time: impl FnMut(usize) -> Result<f64, Str
     run_trials(n, budget, time)
 }
 
-/// [`run`] with [`Trials`] that may add a candidate after the first rounds.
+/// [`run`] with [`Trials`] that may add candidates as the timings come in.
 pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome {
     let mut stats = vec![Stats::default(); n];
     let mut spent = 0.0;
@@ -154,17 +155,18 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
     for i in 0..n {
         stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
     }
-    let mut refined = false;
     for round in 1..=budget.max_samples.max(1) {
         for i in 0..stats.len() {
             if !stats[i].alive() {
                 continue;
             }
             if stats[i].runs_ms.len() >= budget.min_samples {
-                // The slowest run seen so far: a launch may take longer than its median.
+                // The slowest run seen so far (a launch may take longer than its median), and
+                // the runs still owed to a candidate added late.
                 let untuned = reference_ms(&stats);
                 let next = stats[i].runs_ms.iter().copied().fold(0.0, f64::max);
-                if untuned.is_some_and(|u| spent + next > budget.max_cost * u) {
+                let owed = owed_ms(&stats, budget.min_samples);
+                if untuned.is_some_and(|u| spent + next + owed > budget.max_cost * u) {
                     continue;
                 }
             }
@@ -176,25 +178,25 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
             break;
         };
         drop_losers(&mut stats, leader, budget);
-        if round == budget.min_samples && !refined {
-            refined = true;
-            // Room for a warm-up and min_samples runs of a candidate near the leader.
-            let room = reference_ms(&stats).is_some_and(|u| {
-                spent + (budget.min_samples + 1) as f64 * 1.25 * leader <= budget.max_cost * u
-            });
-            if room && trials.refine(&stats) {
-                let i = stats.len();
-                stats.push(Stats::default());
-                stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
-            }
+        // Once every live candidate has its samples: room for a warm-up and min_samples
+        // runs of a candidate near the leader.
+        let sampled = |stats: &[Stats]| {
+            stats
+                .iter()
+                .all(|s| !s.alive() || s.runs_ms.len() >= budget.min_samples)
+        };
+        let room = reference_ms(&stats).is_some_and(|u| {
+            spent + (budget.min_samples + 1) as f64 * 1.25 * leader <= budget.max_cost * u
+        });
+        if sampled(&stats) && room && trials.refine(&stats) {
+            let i = stats.len();
+            stats.push(Stats::default());
+            stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
         }
         let alive = stats.iter().filter(|s| s.alive()).count();
-        let sampled = stats
-            .iter()
-            .all(|s| !s.alive() || s.runs_ms.len() >= budget.min_samples);
         let cost = reference_ms(&stats).map(|u| spent / u);
         if round >= budget.min_samples
-            && sampled
+            && sampled(&stats)
             && (alive <= 1 || cost.is_some_and(|c| c >= budget.max_cost) || separated(&stats))
         {
             break;
@@ -215,6 +217,24 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
         launches,
         all_failed,
     }
+}
+
+/// Milliseconds of the runs live candidates still need to reach `min_samples`, each at its
+/// slowest launch so far (its warm-up before it has runs).
+fn owed_ms(stats: &[Stats], min_samples: usize) -> f64 {
+    stats
+        .iter()
+        .filter(|s| s.alive() && s.runs_ms.len() < min_samples)
+        .map(|s| {
+            let slowest = s
+                .runs_ms
+                .iter()
+                .copied()
+                .chain(s.warmup_ms)
+                .fold(0.0, f64::max);
+            (min_samples - s.runs_ms.len()) as f64 * slowest
+        })
+        .sum()
 }
 
 /// After one run a candidate over [`Budget::clear_loser`]x the leader is dropped; after
