@@ -169,14 +169,14 @@ pub fn sampling_untimed(
             Some(h) => {
                 plan.reasons.push(format!(
                     "a small bet taken instead: {} passes of {}, predicted {:.2}x faster than one pass, and at most {:.1}% slower if the scopes gain nothing, even drawing {}x as slowly as memtune's kernel",
-                    h.split.passes,
-                    bytes(h.split.scope_bytes),
+                    h.choice.passes,
+                    bytes(h.choice.scope_bytes),
                     h.gain,
                     100.0 * h.worst_loss,
                     hedge::WORST_DRAW_FACTOR,
                 ));
-                plan.scope_bytes = h.split.scope_bytes;
-                plan.passes = h.split.passes;
+                plan.scope_bytes = h.choice.scope_bytes;
+                plan.passes = h.choice.passes;
                 plan.predicted_speedup = h.gain;
             }
             None => {
@@ -190,12 +190,13 @@ pub fn sampling_untimed(
     Ok(plan)
 }
 
-/// The grouping plan to use without timing: the model's pick when sure, else unscoped.
+/// The grouping plan to use without timing: the model's pick when sure, else a small bet
+/// when even its worst case costs little ([`super::hedge`]), else unscoped.
 pub fn grouping_untimed(
     profile: &Profile,
     workload: &GroupingWorkload,
 ) -> Result<GroupingPlan, PlanError> {
-    let mut plan = grouping::plan(profile, workload)?;
+    let (mut plan, hedge) = grouping::plan_with_hedge(profile, workload)?;
     let split = (workload.table_bytes, plan.scope_bytes, plan.passes);
     let pick = format!(
         "{} {} passes of {}",
@@ -210,10 +211,29 @@ pub fn grouping_untimed(
         pick,
         &mut plan.reasons,
     ) {
-        plan.reasons.push("unscoped".into());
-        plan.scope_bytes = workload.table_bytes;
-        plan.passes = 1;
-        plan.approach = Approach::Unscoped;
+        match hedge {
+            Some(h) => {
+                let (approach, s) = h.choice;
+                plan.reasons.push(format!(
+                    "a small bet taken instead: {} {} passes of {}, predicted {:.2}x faster than one pass, and at most {:.1}% slower if the scopes gain nothing, even skipping keys {}x as slowly as memtune's kernel",
+                    approach.as_str(),
+                    s.passes,
+                    bytes(s.scope_bytes),
+                    h.gain,
+                    100.0 * h.worst_loss,
+                    hedge::WORST_DRAW_FACTOR,
+                ));
+                plan.scope_bytes = s.scope_bytes;
+                plan.passes = s.passes;
+                plan.approach = approach;
+            }
+            None => {
+                plan.reasons.push("unscoped".into());
+                plan.scope_bytes = workload.table_bytes;
+                plan.passes = 1;
+                plan.approach = Approach::Unscoped;
+            }
+        }
     }
     Ok(plan)
 }

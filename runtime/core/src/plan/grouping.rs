@@ -5,6 +5,7 @@
 //! passes read instead.
 
 use super::error::{fits_in_memory, PlanError};
+use super::hedge::{self, Hedge};
 use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{self, Split, MIN_GAIN};
 use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
@@ -64,8 +65,20 @@ pub struct GroupingPlan {
     pub reasons: Vec<String>,
 }
 
+/// A scoped grouping plan: the approach and its split.
+pub(crate) type Scoped = (Approach, Split);
+
 /// Plans hash grouping of `workload` on the GPU `profile` describes.
 pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPlan, PlanError> {
+    plan_with_hedge(profile, workload).map(|(plan, _)| plan)
+}
+
+/// The model's plan, and the small bet an untimed plan may take instead of one pass where
+/// that plan is a bet ([`super::hedge`]).
+pub(crate) fn plan_with_hedge(
+    profile: &Profile,
+    workload: &GroupingWorkload,
+) -> Result<(GroupingPlan, Option<Hedge<Scoped>>), PlanError> {
     workload.check(profile)?;
     let table = workload.table_bytes;
     let translation = Translation::of(profile, workload.table_memory);
@@ -114,7 +127,7 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         )),
         Err(why) => {
             reasons.push(why);
-            return Ok(unscoped(reasons));
+            return Ok((unscoped(reasons), None));
         }
     }
 
@@ -125,7 +138,7 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
             "no usable random-access curve for {} memory: the inserts' misses cannot be weighed against re-reading the input, not scoped; run `cargo tune`",
             workload.table_memory
         ));
-        return Ok(unscoped(reasons));
+        return Ok((unscoped(reasons), None));
     };
     reasons.push(cost.describe(workload.table_memory, curve));
 
@@ -167,33 +180,48 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
             input + inserts
         }
     };
-    // A plan's time per key with each insert over a scope of `bytes` costing `insert(bytes)`.
-    let time = |insert: &dyn Fn(u64) -> f64, (approach, split): (Approach, Option<Split>)| {
-        let Some(s) = split.filter(|_| approach != Approach::Unscoped) else {
-            return overlap(read_input, insert(table));
-        };
-        let p = f64::from(s.passes);
-        let inserts = insert(s.scope_bytes);
-        match approach {
-            Approach::Copy if !workload.buffer_fits(profile, s.passes) => f64::INFINITY,
-            Approach::Copy => {
-                let later = (p - 1.0) / p;
-                overlap(read_input, inserts / p + later * move_on_device)
-                    + inserts * later
-                    + (p - 1.0) * later * (move_on_device + skip)
+    // A plan's time per key with each insert over a scope of `bytes` costing `insert(bytes)`
+    // and a key of another scope skipped at `skip`.
+    let time_at =
+        |insert: &dyn Fn(u64) -> f64, (approach, split): (Approach, Option<Split>), skip: f64| {
+            let Some(s) = split.filter(|_| approach != Approach::Unscoped) else {
+                return overlap(read_input, insert(table));
+            };
+            let p = f64::from(s.passes);
+            let inserts = insert(s.scope_bytes);
+            match approach {
+                Approach::Copy if !workload.buffer_fits(profile, s.passes) => f64::INFINITY,
+                Approach::Copy => {
+                    let later = (p - 1.0) / p;
+                    overlap(read_input, inserts / p + later * move_on_device)
+                        + inserts * later
+                        + (p - 1.0) * later * (move_on_device + skip)
+                }
+                _ => p * overlap(read_input, (inserts + (p - 1.0) * skip) / p),
             }
-            _ => p * overlap(read_input, (inserts + (p - 1.0) * skip) / p),
-        }
-    };
+        };
+    let time = |insert: &dyn Fn(u64) -> f64, plan| time_at(insert, plan, skip);
     // Pinned tables at and past the knee are priced one doubling on (`priced_bytes`).
     let plain = |bytes: u64| cost.seconds(translation.priced_bytes(bytes));
     let one_pass = time(&plain, (Approach::Unscoped, None));
     let naive = |s: Split| time(&plain, (Approach::Naive, Some(s)));
     let copy = |s: Split| time(&plain, (Approach::Copy, Some(s)));
     let granule = translation.granule(table);
+    // Were the scopes to gain nothing, with keys skipped slowly: the hedge's worst case.
+    let flat = |_: u64| cost.seconds(table);
+    let worst = |plan| time_at(&flat, plan, hedge::WORST_DRAW_FACTOR * skip);
+    let hedge = hedge::find(
+        passes::splits(table, granule)
+            .into_iter()
+            .flat_map(|s| [(Approach::Copy, s), (Approach::Naive, s)]),
+        one_pass,
+        |(a, s)| time(&plain, (a, Some(s))),
+        worst((Approach::Unscoped, None)),
+        |(a, s)| worst((a, Some(s))),
+    );
     let Some(best_naive) = passes::cheapest(table, granule, naive) else {
         reasons.push("the table fits in one page: not scoped".to_string());
-        return Ok(unscoped(reasons));
+        return Ok((unscoped(reasons), None));
     };
     let best_copy = passes::cheapest(table, granule, copy).filter(|(_, t)| t.is_finite());
     if let (None, Some(input)) = (best_copy, workload.input_bytes) {
@@ -276,7 +304,7 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         reasons.push(format!(
             "no scoped plan is predicted {MIN_GAIN}x faster than one pass: not scoped"
         ));
-        return Ok(unscoped(reasons));
+        return Ok((unscoped(reasons), None));
     };
     let mut effect = translation.effect_of_scope(table, split.scope_bytes);
     for &(at, _) in &atomic_falls {
@@ -294,12 +322,13 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
         bytes(split.scope_bytes),
         effect.trim_start_matches(", ")
     ));
-    Ok(GroupingPlan {
+    let plan = GroupingPlan {
         scope_bytes: split.scope_bytes,
         passes: split.passes,
         approach,
         reasons,
-    })
+    };
+    Ok((plan, hedge))
 }
 
 impl GroupingWorkload {

@@ -1,6 +1,6 @@
 //! Small bets for plans made without timing. Where the model's scoped pick is a bet (its
 //! gain depends on the kernel), an untimed plan may still scope if even the worst case
-//! costs little: the split with the fewest passes that the model predicts at least
+//! costs little: the plan with the fewest passes that the model predicts at least
 //! [`MIN_GAIN`]x faster, taken only when, were the scopes to gain nothing at all and the
 //! kernel to draw a skipped position [`WORST_DRAW_FACTOR`]x as slowly as memtune's, it would
 //! run at most [`MAX_WORST_LOSS`] slower than one pass. Zero-copy memory read at its knee
@@ -17,32 +17,36 @@ pub(crate) const WORST_DRAW_FACTOR: f64 = 4.0;
 /// The most a hedge may cost when its scopes gain nothing.
 pub(crate) const MAX_WORST_LOSS: f64 = 0.02;
 
-/// A scoped split an untimed plan may take although the model's pick is a bet.
+/// A scoped plan an untimed plan may take although the model's pick is a bet.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Hedge {
-    pub split: Split,
+pub(crate) struct Hedge<C> {
+    pub choice: C,
     /// The model's predicted speedup over one pass.
     pub gain: f64,
     /// How much slower than one pass it runs if the scopes gain nothing.
     pub worst_loss: f64,
 }
 
-/// The hedge among `splits` (fewest passes first): the first predicted at least
-/// [`MIN_GAIN`]x faster than `one_pass` by `time`, if its `worst(passes)` time (no gain,
-/// slow draws) is within [`MAX_WORST_LOSS`] of `worst_one_pass`.
-pub(crate) fn find(
-    splits: &[Split],
+/// The hedge among `choices` (fewest passes first): the first that `time` predicts at least
+/// [`MIN_GAIN`]x faster than `one_pass` and whose `worst` time (no gain, slow draws) is
+/// within [`MAX_WORST_LOSS`] of `worst_one_pass`.
+pub(crate) fn find<C: Copy>(
+    choices: impl IntoIterator<Item = C>,
     one_pass: f64,
-    time: impl Fn(Split) -> f64,
+    time: impl Fn(C) -> f64,
     worst_one_pass: f64,
-    worst: impl Fn(u32) -> f64,
-) -> Option<Hedge> {
-    let split = *splits.iter().find(|&&s| one_pass / time(s) >= MIN_GAIN)?;
-    let worst_loss = worst(split.passes) / worst_one_pass - 1.0;
-    (worst_loss.is_finite() && worst_loss <= MAX_WORST_LOSS).then(|| Hedge {
-        split,
-        gain: one_pass / time(split),
-        worst_loss,
+    worst: impl Fn(C) -> f64,
+) -> Option<Hedge<C>> {
+    choices.into_iter().find_map(|choice| {
+        let gain = one_pass / time(choice);
+        let worst_loss = worst(choice) / worst_one_pass - 1.0;
+        (gain >= MIN_GAIN && worst_loss.is_finite() && worst_loss <= MAX_WORST_LOSS).then_some(
+            Hedge {
+                choice,
+                gain,
+                worst_loss,
+            },
+        )
     })
 }
 
@@ -62,15 +66,15 @@ mod tests {
         let splits = [split(2), split(4), split(8)];
         // 2 passes gain only 1.02x, 4 gain 2x; a pass costs 0.1% at worst.
         let time = |s: Split| if s.passes == 2 { 0.98 } else { 0.5 };
-        let worst = |p: u32| 1.0 + 0.001 * f64::from(p - 1);
-        let h = find(&splits, 1.0, time, 1.0, worst).expect("a hedge");
-        assert_eq!(h.split.passes, 4);
+        let worst = |s: Split| 1.0 + 0.001 * f64::from(s.passes - 1);
+        let h = find(splits, 1.0, time, 1.0, worst).expect("a hedge");
+        assert_eq!(h.choice.passes, 4);
         assert!((h.gain - 2.0).abs() < 1e-12);
         assert!((h.worst_loss - 0.003).abs() < 1e-12);
-        // A pass costing 1% at worst: 4 passes would cost 3%.
-        let worst = |p: u32| 1.0 + 0.01 * f64::from(p - 1);
-        assert_eq!(find(&splits, 1.0, time, 1.0, worst), None);
+        // A pass costing 1% at worst: 4 passes would cost 3%, 8 passes 7%.
+        let worst = |s: Split| 1.0 + 0.01 * f64::from(s.passes - 1);
+        assert_eq!(find(splits, 1.0, time, 1.0, worst), None);
         // No predicted gain: no hedge.
-        assert_eq!(find(&splits, 1.0, |_| 0.99, 1.0, |_| 1.0), None);
+        assert_eq!(find(splits, 1.0, |_| 0.99, 1.0, |_| 1.0), None);
     }
 }

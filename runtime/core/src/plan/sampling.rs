@@ -62,7 +62,7 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
 pub(crate) fn plan_with_hedge(
     profile: &Profile,
     workload: &SamplingWorkload,
-) -> Result<(SamplingPlan, Option<Hedge>), PlanError> {
+) -> Result<(SamplingPlan, Option<Hedge<Split>>), PlanError> {
     workload.check(profile)?;
     let region = workload.region_bytes;
     let translation = Translation::of(profile, workload.memory);
@@ -144,11 +144,11 @@ pub(crate) fn plan_with_hedge(
         cost.seconds(region) + p * (hedge::WORST_DRAW_FACTOR * draw.seconds + launch)
     };
     let hedge = hedge::find(
-        &passes::splits(region, granule),
+        passes::splits(region, granule),
         one_pass,
         scoped,
         worst(1),
-        worst,
+        |s: Split| worst(s.passes),
     );
     let Some((best, best_time)) = passes::cheapest(region, granule, scoped) else {
         reasons.push("the region fits in one page: not scoped".to_string());
