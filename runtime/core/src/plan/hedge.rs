@@ -9,7 +9,7 @@
 //! (`docs/calibration.md`). Device memory never qualifies: its reads cost too little
 //! against a pass's draws.
 
-use super::passes::{Split, MIN_GAIN};
+use super::passes::MIN_GAIN;
 
 /// A user's kernel may spend this many times memtune's sampling kernel per drawn and
 /// skipped position (an index computation, a hash) before a hedge stops paying.
@@ -53,6 +53,7 @@ pub(crate) fn find<C: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::passes::Split;
 
     fn split(passes: u32) -> Split {
         Split {
