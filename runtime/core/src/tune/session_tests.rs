@@ -176,7 +176,10 @@ fn a_refined_candidate_is_warmed_sampled_and_can_win() {
         asked: 0,
     };
     let out = run_trials(4, &Budget::default(), &mut t);
-    assert!(t.asked >= 1, "refine is asked once the first four have their samples");
+    assert!(
+        t.asked >= 1,
+        "refine is asked once the first four have their samples"
+    );
     assert_eq!(out.stats.len(), 5);
     assert_eq!(out.chosen, 4, "{}", out.why);
     assert!(out.stats[4].warmup_ms.is_some());
