@@ -8,6 +8,7 @@ pub mod default;
 pub mod defines;
 pub mod digest;
 pub mod error;
+pub mod human;
 pub mod lookup;
 pub mod plan;
 pub mod profile;

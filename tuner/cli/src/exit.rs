@@ -23,6 +23,20 @@ pub enum Exit {
     Partial = 7,
     /// `cargo tune check`: at least one committed profile failed.
     CheckFailed = 8,
+    /// Ctrl-C (SIGINT) during a probe: nothing was written or stored (128 + SIGINT, as
+    /// shells report it).
+    Interrupted = 130,
+}
+
+impl Exit {
+    /// A probe's exit: [`Exit::Partial`] when any section failed.
+    pub fn of_probe(any_failed: bool) -> Exit {
+        if any_failed {
+            Exit::Partial
+        } else {
+            Exit::Ok
+        }
+    }
 }
 
 /// An error for the user: a message that names the file and the fix, and an exit code.
@@ -52,6 +66,7 @@ impl CliError {
             Exit::NotFound => "not_found",
             Exit::Partial => "partial",
             Exit::CheckFailed => "check_failed",
+            Exit::Interrupted => "interrupted",
         }
     }
 }
@@ -86,5 +101,23 @@ impl From<DeviceError> for CliError {
             DeviceError::NoSuchDevice { .. } => CliError::new(Exit::Usage, e.to_string()),
             DeviceError::Cuda { .. } => CliError::new(Exit::Internal, e.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_with_a_failed_section_exits_7() {
+        assert_eq!(Exit::of_probe(true) as i32, 7);
+        assert_eq!(Exit::of_probe(false) as i32, 0);
+    }
+
+    #[test]
+    fn an_interruption_exits_130_as_shells_report_sigint() {
+        let e = CliError::new(Exit::Interrupted, "interrupted");
+        assert_eq!(e.exit as i32, 128 + 2);
+        assert_eq!(e.kind(), "interrupted");
     }
 }

@@ -5,6 +5,8 @@
 pub mod bench;
 pub mod cli;
 pub mod exit;
+pub mod interrupt;
 pub mod plot;
 pub mod progress;
+pub mod report;
 pub mod staging_chart;

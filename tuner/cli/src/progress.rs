@@ -1,89 +1,99 @@
-//! Progress on stderr: a redrawn bar on a terminal, a line per phase otherwise (logs),
-//! nothing with `--quiet`.
+//! Progress on stderr, drawn by indicatif: on a terminal a bar with the step, the elapsed
+//! time and an estimate of what is left; when stderr is not a terminal (logs, pipes), with
+//! `--quiet` or with `--json`, no progress at all, only each step's closing summary (and
+//! not even that when quiet).
 
-use std::io::{IsTerminal, Write};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Quiet,
-    Lines,
-    Terminal,
+/// Set once by the command line: `--json` output wants no progress on stderr.
+static HIDDEN: AtomicBool = AtomicBool::new(false);
+
+/// Hides every bar made after this call (for `--json`); summaries still print unless quiet.
+pub fn hide_bars(hidden: bool) {
+    HIDDEN.store(hidden, Ordering::Relaxed);
 }
+
+/// Steps of the bar: fractions are shown to a thousandth.
+const STEPS: u64 = 1000;
+/// The label, the bar, percent, time so far, the estimate left, and the step.
+const TEMPLATE: &str =
+    "{prefix} [{bar:30.cyan/blue}] {percent:>3}% {elapsed:>4} (eta {eta:>3}) {wide_msg}";
 
 pub struct Bar {
     label: String,
-    mode: Mode,
+    quiet: bool,
+    bar: Option<ProgressBar>,
     started: Instant,
-    last_draw: Option<Instant>,
-    last_detail: String,
 }
 
 impl Bar {
     pub fn new(label: impl Into<String>, quiet: bool) -> Bar {
-        let mode = if quiet {
-            Mode::Quiet
-        } else if std::io::stderr().is_terminal() {
-            Mode::Terminal
-        } else {
-            Mode::Lines
-        };
+        let label = label.into();
+        let drawn = !quiet && !HIDDEN.load(Ordering::Relaxed) && std::io::stderr().is_terminal();
+        let bar = drawn.then(|| {
+            let bar = ProgressBar::with_draw_target(Some(STEPS), ProgressDrawTarget::stderr());
+            // The template is a constant: a bad one is a bug caught by the tests.
+            if let Ok(style) = ProgressStyle::with_template(TEMPLATE) {
+                bar.set_style(style.progress_chars("#>-"));
+            }
+            bar.set_prefix(label.clone());
+            bar
+        });
         Bar {
-            label: label.into(),
-            mode,
+            label,
+            quiet,
+            bar,
             started: Instant::now(),
-            last_draw: None,
-            last_detail: String::new(),
         }
+    }
+
+    /// Whether a bar is drawn (a terminal, neither quiet nor JSON).
+    pub fn is_drawn(&self) -> bool {
+        self.bar.is_some()
     }
 
     /// Shows `fraction` (0..=1) done, with what is being done now.
     pub fn update(&mut self, fraction: f64, detail: &str) {
-        match self.mode {
-            Mode::Quiet => {}
-            Mode::Lines => {
-                // A log gets a line per phase (the text before the first comma), not one
-                // per step, stamped with the time since the start.
-                let phase = detail.split(',').next().unwrap_or(detail);
-                if phase != self.last_detail {
-                    let secs = self.started.elapsed().as_secs_f64();
-                    eprintln!("{}: [{secs:5.1} s] {phase}", self.label);
-                    self.last_detail = phase.to_string();
-                }
-            }
-            Mode::Terminal => {
-                // Redraw at most 20 times a second: drawing is not free over slow links.
-                let now = Instant::now();
-                if self
-                    .last_draw
-                    .is_some_and(|t| now.duration_since(t).as_millis() < 50)
-                {
-                    return;
-                }
-                self.last_draw = Some(now);
-                const WIDTH: usize = 30;
-                let filled = ((fraction.clamp(0.0, 1.0) * WIDTH as f64) as usize).min(WIDTH);
-                let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[2K{} [{}{}] {:>3.0}% {detail}",
-                    self.label,
-                    "#".repeat(filled),
-                    "-".repeat(WIDTH - filled),
-                    fraction * 100.0
-                );
-                let _ = err.flush();
-            }
+        if let Some(bar) = &self.bar {
+            let pos = (fraction.clamp(0.0, 1.0) * STEPS as f64).round() as u64;
+            bar.set_position(pos);
+            bar.set_message(detail.to_string());
         }
     }
 
     /// Ends with a one-line summary and the time taken.
     pub fn finish(self, summary: &str) {
-        let secs = self.started.elapsed().as_secs_f64();
-        match self.mode {
-            Mode::Quiet => {}
-            Mode::Terminal => eprintln!("\r\x1b[2K{}: {summary} ({secs:.1} s)", self.label),
-            Mode::Lines => eprintln!("{}: {summary} ({secs:.1} s)", self.label),
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
         }
+        if !self.quiet {
+            let secs = self.started.elapsed().as_secs_f64();
+            eprintln!("{}: {summary} ({secs:.1} s)", self.label);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_bar_when_quiet_or_not_on_a_terminal() {
+        let mut quiet = Bar::new("x", true);
+        assert!(!quiet.is_drawn());
+        quiet.update(0.5, "half");
+        quiet.finish("done");
+        // Under `cargo test`, stderr is captured: not a terminal, so no bar either.
+        if !std::io::stderr().is_terminal() {
+            assert!(!Bar::new("y", false).is_drawn());
+        }
+    }
+
+    #[test]
+    fn the_bar_template_is_valid() {
+        assert!(ProgressStyle::with_template(TEMPLATE).is_ok());
     }
 }

@@ -1,132 +1,157 @@
-//! The shared-memory staging table as an SVG bar chart (`--plot DIR`): per (dtype, repeats,
-//! grid), the best plain, staged and streaming times side by side, with the benefit of
-//! staging written above each group. Hand-written SVG, like `plot.rs`.
+//! The shared-memory staging table as an SVG bar chart (`--plot DIR`, the report): per
+//! (dtype, repeats, grid), the best plain, staged and streaming times side by side, the
+//! benefit of staging above each group. Drawn with plotters in the plots' style.
 
+use crate::plot::style::{self, *};
+use crate::plot::ticks::AxisPlan;
+use crate::plot::{Scale, Unit};
+use memtune_core::human;
 use memtune_core::profile::StagingTable;
-use std::fmt::Write;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-const H: f64 = 520.0;
-const LEFT: f64 = 70.0;
-const TOP: f64 = 60.0;
-const BOTTOM: f64 = 80.0;
-const GROUP: f64 = 96.0;
-const BAR: f64 = 22.0;
-const BARS: [(&str, &str); 3] = [
-    ("plain", "#1f77b4"),
-    ("staged", "#d62728"),
-    ("streaming", "#2ca02c"),
-];
+const GROUP_W: u32 = 104;
+const PLOT_H: u32 = 360;
+const BARS: [&str; 3] = ["plain", "staged", "streaming"];
 
 /// One bar: median ms and the block that gave it.
 type Bar = Option<(f64, [u32; 3])>;
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// The chart for `table`, measured on `device`.
 pub fn staging_svg(device: &str, table: &StagingTable) -> String {
-    let groups: Vec<(String, [Bar; 3], f64)> = table
+    let mut out = String::new();
+    let drawn = {
+        let groups = groups(table);
+        let width =
+            (MARGIN + Y_AXIS_W + LEGEND_W + MARGIN + GROUP_W * groups.len() as u32).max(WIDTH);
+        let height = TITLE_H + PLOT_H + X_AXIS_H + NOTE_H + MARGIN;
+        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+        draw(&root, device, &groups, width).and_then(|()| Ok(root.present()?))
+    };
+    match drawn {
+        Ok(()) => out,
+        Err(e) => format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="60"><text x="10" y="30">plot failed: {}</text></svg>"#,
+            e.to_string().replace('&', "&amp;").replace('<', "&lt;")
+        ),
+    }
+}
+
+fn groups(table: &StagingTable) -> Vec<(String, [Bar; 3], f64)> {
+    table
         .entries
         .iter()
         .map(|e| {
-            let streaming = e.best_streaming_ms.zip(e.best_streaming_block);
             (
                 format!("{} x{} {}³", e.dtype, e.repeats, e.grid[0]),
                 [
                     Some((e.best_plain_ms, e.best_plain_block)),
                     Some((e.best_staged_ms, e.best_staged_block)),
-                    streaming,
+                    e.best_streaming_ms.zip(e.best_streaming_block),
                 ],
                 e.benefit,
             )
         })
-        .collect();
-    let w = LEFT + GROUP * groups.len().max(1) as f64 + 150.0;
-    let ph = H - TOP - BOTTOM;
+        .collect()
+}
+
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+fn draw(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    device: &str,
+    groups: &[(String, [Bar; 3], f64)],
+    width: u32,
+) -> Res {
+    root.fill(&WHITE)?;
+    let font = |px: f64, c: RGBColor| (FONT, px).into_font().color(&c);
+    let title = format!("{device}: 3-D stencil, best block per variant");
+    root.draw(&Text::new(
+        title,
+        (width as i32 / 2, 10),
+        font(TITLE_PX, TEXT).pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
     let top_ms = groups
         .iter()
         .flat_map(|g| g.1.iter().flatten().map(|b| b.0))
         .fold(0.0, f64::max)
-        .max(1e-6)
-        * 1.1;
-    let py = |ms: f64| TOP + ph - ms / top_ms * ph;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{H}" viewBox="0 0 {w} {H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{H}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}: 3-D stencil, best block per variant (benefit = plain / staged)</text>"#,
-        w / 2.0,
-        escape(device)
-    );
-    for i in 0..=5 {
-        let ms = top_ms * f64::from(i) / 5.0;
-        let y = py(ms);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{ms:.2}</text>"##,
-            w - 150.0,
-            LEFT - 6.0,
-            y + 4.0
-        );
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{c}" text-anchor="middle" transform="rotate(-90 18 {c})">median ms</text>"#,
-        c = TOP + ph / 2.0
-    );
-    for (g, (label, bars, benefit)) in groups.iter().enumerate() {
-        let x0 = LEFT + GROUP * g as f64 + 10.0;
+        .max(1e-6);
+    let mut y = AxisPlan::new(&[0.0, top_ms * 1.1], Unit::Millis, Scale::Linear, 10);
+    y.ticks.retain(|t| *t >= 0.0);
+    let n = groups.len().max(1) as f64;
+    let area = root
+        .clone()
+        .shrink((0, TITLE_H), (width - LEGEND_W, PLOT_H + X_AXIS_H));
+    let centers: Vec<f64> = (0..groups.len()).map(|g| g as f64 + 0.5).collect();
+    let mut chart = ChartBuilder::on(&area)
+        .margin_left(MARGIN)
+        .margin_right(MARGIN)
+        .x_label_area_size(X_AXIS_H)
+        .y_label_area_size(Y_AXIS_W)
+        .build_cartesian_2d(
+            AxisPlan::fixed(0.0, n, centers, Unit::Plain),
+            AxisPlan::fixed(0.0, y.hi, y.ticks.clone(), Unit::Millis),
+        )?;
+    let x_label = |v: &f64| {
+        groups
+            .get(v.floor().max(0.0) as usize)
+            .map_or(String::new(), |g| g.0.clone())
+    };
+    let y_label = |v: &f64| y.label(*v);
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .light_line_style(TRANSPARENT)
+        .axis_style(AXIS)
+        .disable_x_mesh()
+        .x_labels(64)
+        .y_labels(64)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .label_style(font(TICK_PX, TEXT))
+        .axis_desc_style(font(LABEL_PX, TEXT))
+        .x_desc("dtype, repeats, grid")
+        .y_desc("best median time")
+        .draw()?;
+    for (g, (_, bars, benefit)) in groups.iter().enumerate() {
+        let x0 = g as f64 + 0.14;
         for (b, bar) in bars.iter().enumerate() {
-            let Some((ms, block)) = bar else { continue };
-            let x = x0 + BAR * b as f64;
-            let y = py(*ms);
-            let _ = writeln!(
-                s,
-                r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} {}x{}x{}: {ms:.3} ms</title></rect>"#,
-                BAR - 2.0,
-                TOP + ph - y,
-                BARS[b].1,
-                BARS[b].0,
-                block[0],
-                block[1],
-                block[2]
-            );
+            let Some((ms, _)) = bar else { continue };
+            let left = x0 + 0.24 * b as f64;
+            let rect = Rectangle::new([(left, 0.0), (left + 0.22, *ms)], style::color(b).filled());
+            chart.draw_series(std::iter::once(rect))?;
         }
         let top = bars.iter().flatten().map(|b| b.0).fold(0.0, f64::max);
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{benefit:.2}x</text>"#,
-            x0 + 1.5 * BAR,
-            py(top) - 6.0
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
-            x0 + 1.5 * BAR,
-            TOP + ph + 16.0,
-            escape(label)
-        );
+        let label = format!("{}×", human::sig3(*benefit));
+        let style = font(SMALL_PX, TEXT).pos(Pos::new(HPos::Center, VPos::Bottom));
+        chart.draw_series(std::iter::once(Text::new(
+            label,
+            (g as f64 + 0.5, top),
+            style,
+        )))?;
     }
-    for (i, (name, color)) in BARS.iter().enumerate() {
-        let y = TOP + 14.0 + 18.0 * i as f64;
-        let _ = writeln!(
-            s,
-            r#"<rect x="{:.1}" y="{:.1}" width="14" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}">{name}</text>"#,
-            w - 135.0,
-            y - 9.0,
-            w - 115.0,
-            y
-        );
+    let legend = root
+        .clone()
+        .shrink((width - LEGEND_W, TITLE_H), (LEGEND_W, PLOT_H));
+    for (b, name) in BARS.iter().enumerate() {
+        let y = 4 + 18 * b as i32;
+        legend.draw(&Rectangle::new(
+            [(6, y + 2), (20, y + 12)],
+            style::color(b).filled(),
+        ))?;
+        legend.draw(&Text::new(
+            name.to_string(),
+            (28, y),
+            font(LABEL_PX, TEXT).pos(Pos::new(HPos::Left, VPos::Top)),
+        ))?;
     }
-    s.push_str("</svg>\n");
-    s
+    let note = "above each group: benefit of staging (best plain / best staged)";
+    root.draw(&Text::new(
+        note,
+        (MARGIN as i32, (TITLE_H + PLOT_H + X_AXIS_H + 6) as i32),
+        font(SMALL_PX, MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
+    ))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -154,13 +179,15 @@ mod tests {
                 entries: vec![entry(1, Some(0.45)), entry(6, None)],
             },
         );
-        assert_eq!(
-            svg.matches("<rect x=").count(),
-            5 + 3,
-            "5 bars and 3 legend keys"
-        );
-        assert!(svg.contains("f32 x6 512³") && svg.contains("0.62x"));
+        let bar_fill = |b: usize| {
+            let c = style::color(b);
+            format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+        };
+        // Bars plus one legend key each: 2 plain, 2 staged, 1 streaming.
+        assert_eq!(svg.matches(&bar_fill(0)).count(), 2 + 1);
+        assert_eq!(svg.matches(&bar_fill(1)).count(), 2 + 1);
+        assert_eq!(svg.matches(&bar_fill(2)).count(), 1 + 1);
+        assert!(svg.contains("f32 x6 512³") && svg.contains("0.625×"));
         assert!(svg.contains("GPU &lt;x&gt;"), "device names are escaped");
-        assert!(svg.contains("streaming 128x2x1: 0.450 ms"));
     }
 }

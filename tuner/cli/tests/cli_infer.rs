@@ -155,3 +155,28 @@ fn bad_input_names_the_file_and_line_and_exits_as_an_invalid_file() {
     env.run(&["infer", files[0].as_str(), "--clock-mhz", "0"])
         .expect(2);
 }
+
+#[test]
+fn plot_draws_the_merged_curves_with_each_inferred_level() {
+    let env = Env::new();
+    let files = fixture();
+    let dir = env.project().join("plots");
+    let dir_arg = dir.to_string_lossy().into_owned();
+    env.run(&args(&["infer", "--plot", &dir_arg], &files))
+        .expect(0);
+    let svg = std::fs::read_to_string(dir.join("tlb-device.svg")).expect("the chart");
+    assert!(
+        svg.starts_with("<svg") || svg.starts_with("<?xml"),
+        "{}",
+        &svg[..80]
+    );
+    for label in ["L1 16 ", "L2 6", "L3 10", "stride 64 KiB", "stride 4 MiB"] {
+        assert!(svg.contains(label), "no `{label}` in the chart");
+    }
+    // A file where the folder should be: refused, nothing written.
+    let blocked = env.file("blocked", "keep");
+    let blocked_arg = blocked.to_string_lossy().into_owned();
+    env.run(&args(&["infer", "--plot", &blocked_arg], &files))
+        .expect(5);
+    assert_eq!(std::fs::read_to_string(&blocked).unwrap(), "keep");
+}

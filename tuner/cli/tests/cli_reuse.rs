@@ -1,6 +1,6 @@
 //! `cargo tune reuse` through the built binary: the histogram of small traces whose
-//! distances are known, each input format, compressed input, bad input and the profile's
-//! levels.
+//! distances are known, each input format, compressed input, bad input, the profile's
+//! levels and the plots.
 
 mod common;
 
@@ -152,17 +152,29 @@ fn a_profile_gives_each_level_a_hit_ratio_and_a_thrashed_tlb_a_scope() {
         .flat_map(|_| (0..4096u64).map(|p| format!("{:#x}\n", p << 26)))
         .collect();
     let trace = env.file("pages.txt", &text);
+    let plots = env.dir.path().join("plots");
     let args = [
         "reuse",
         trace.to_str().unwrap(),
         "--profile",
         fixture,
         "--json",
+        "--plot",
+        plots.to_str().unwrap(),
     ];
     let r = env.run(&args);
     r.expect(0);
     let levels = r.json()["levels"].as_array().unwrap().clone();
     assert!(!levels.is_empty(), "the fixture measured caches or TLBs");
+    for (file, title) in [
+        ("reuse-cdf.svg", "reuse-distance CDF"),
+        ("reuse-mrc.svg", "miss-ratio curve"),
+    ] {
+        let svg = std::fs::read_to_string(plots.join(file)).expect("the plot is written");
+        assert!(svg.contains(title) && svg.contains("pages.txt"), "{file}");
+        let name = levels[0]["level"]["name"].as_str().unwrap();
+        assert!(svg.contains(name), "{file} marks the level {name}");
+    }
     for l in &levels {
         let hit = l["hit_ratio"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&hit), "{l}");

@@ -140,4 +140,10 @@ pub enum BackendError {
     /// The system cannot make this kind of measurement at all.
     #[error("not supported: {what}")]
     Unsupported { what: String },
+    /// An allocation or launch failed on purpose (`MEMTUNE_FAULT`, [`crate::fault`]).
+    #[error(transparent)]
+    Injected(#[from] crate::fault::InjectedFault),
+    /// The probe was cancelled ([`crate::Cancel`]) before this measurement.
+    #[error("cancelled (interrupted)")]
+    Cancelled,
 }

@@ -42,7 +42,7 @@ pub fn probe_caches(
     progress: &mut dyn Progress,
 ) -> CacheProbeResult {
     let counters = Counters::default();
-    let mut meter = Metered::new(system, &counters);
+    let mut meter = Metered::new(system, &counters, &options.cancel);
     let section = match run(&mut meter, options, progress, &counters) {
         Ok(Some(h)) => Section::Measured(h),
         Ok(None) => Section::not_measured(format!(

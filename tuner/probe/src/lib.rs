@@ -5,6 +5,7 @@
 //! inference only sees curves. [`probe_tlb`] runs the whole TLB probe: per memory kind, the
 //! chase sweep, the inference, optionally the sharing search, and the random-access curve.
 
+pub mod fault;
 pub mod gpu;
 pub mod import;
 pub mod sim;
@@ -14,6 +15,7 @@ mod cache_sweep;
 mod cache_sweep_level;
 mod cache_sweep_measure;
 mod caches;
+mod cancel;
 mod infer_cache;
 mod infer_tlb;
 mod infer_tlb_chains;
@@ -32,6 +34,7 @@ pub use backend::{
     BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
 };
 pub use caches::{probe_caches, CacheProbeResult};
+pub use cancel::Cancel;
 pub use infer_tlb::{infer_tlb, infer_tlb_in};
 pub use options::ProbeOptions;
 pub use progress::{NoProgress, Progress, ProgressEvent, Stage};
@@ -102,7 +105,7 @@ pub fn probe_tlb(
     let clock_mhz = system.clock_mhz();
     let name = system.name();
     let counters = Counters::default();
-    let mut meter = Metered::new(system, &counters);
+    let mut meter = Metered::new(system, &counters, &options.cancel);
     let mut result = PerKindResult {
         tlb: BTreeMap::new(),
         random_access: BTreeMap::new(),

@@ -1,6 +1,8 @@
-//! Counts what a probe asks of its backend, in the units a real GPU pays: calls and loads.
+//! Counts what a probe asks of its backend, in the units a real GPU pays: calls and loads;
+//! and stops asking once the probe is cancelled.
 
 use super::backend::{BackendError, Carveout, LoadPath, MemorySystem, TIMED_LOADS_CAP};
+use super::cancel::Cancel;
 use memtune_core::profile::MemoryKind;
 use std::cell::Cell;
 
@@ -14,15 +16,33 @@ pub(crate) struct Counters {
     pub loads: Cell<u64>,
 }
 
-/// A [`MemorySystem`] that forwards to another and counts.
+/// A [`MemorySystem`] that forwards to another and counts; once `cancel` is set, every
+/// measurement fails with [`BackendError::Cancelled`] without reaching the backend.
 pub(crate) struct Metered<'a> {
     inner: &'a mut dyn MemorySystem,
     counters: &'a Counters,
+    cancel: &'a Cancel,
 }
 
 impl<'a> Metered<'a> {
-    pub(crate) fn new(inner: &'a mut dyn MemorySystem, counters: &'a Counters) -> Metered<'a> {
-        Metered { inner, counters }
+    pub(crate) fn new(
+        inner: &'a mut dyn MemorySystem,
+        counters: &'a Counters,
+        cancel: &'a Cancel,
+    ) -> Metered<'a> {
+        Metered {
+            inner,
+            counters,
+            cancel,
+        }
+    }
+
+    fn go_on(&self) -> Result<(), BackendError> {
+        if self.cancel.is_cancelled() {
+            Err(BackendError::Cancelled)
+        } else {
+            Ok(())
+        }
     }
 
     fn count_chase(&self, stride: u64, footprint: u64, chains: u64) {
@@ -62,6 +82,7 @@ impl MemorySystem for Metered<'_> {
         footprint_bytes: u64,
         sm: u32,
     ) -> Result<f64, BackendError> {
+        self.go_on()?;
         self.count_chase(stride_bytes, footprint_bytes, 1);
         self.inner.chase(kind, stride_bytes, footprint_bytes, sm)
     }
@@ -74,12 +95,14 @@ impl MemorySystem for Metered<'_> {
         sm: u32,
         other_sm: u32,
     ) -> Result<f64, BackendError> {
+        self.go_on()?;
         self.count_chase(stride_bytes, footprint_bytes, 2);
         self.inner
             .chase_pair(kind, stride_bytes, footprint_bytes, sm, other_sm)
     }
 
     fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {
+        self.go_on()?;
         let calls = &self.counters.random_access_calls;
         calls.set(calls.get() + 1);
         self.inner.random_access(kind, region_bytes)
@@ -90,6 +113,7 @@ impl MemorySystem for Metered<'_> {
         kind: MemoryKind,
         region_bytes: u64,
     ) -> Result<Option<f64>, BackendError> {
+        self.go_on()?;
         self.inner.draw_cost(kind, region_bytes)
     }
 
@@ -98,6 +122,7 @@ impl MemorySystem for Metered<'_> {
         kind: MemoryKind,
         region_bytes: u64,
     ) -> Result<Option<f64>, BackendError> {
+        self.go_on()?;
         self.inner.random_atomic(kind, region_bytes)
     }
 
@@ -108,6 +133,7 @@ impl MemorySystem for Metered<'_> {
         stride_bytes: u64,
         footprint_bytes: u64,
     ) -> Result<f64, BackendError> {
+        self.go_on()?;
         self.count_chase(stride_bytes, footprint_bytes, 1);
         self.inner
             .cache_chase(path, carveout, stride_bytes, footprint_bytes)
@@ -118,6 +144,7 @@ impl MemorySystem for Metered<'_> {
     }
 
     fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        self.go_on()?;
         self.inner.shared_memory_latency()
     }
 }

@@ -1,5 +1,6 @@
 //! What the caller can ask of a probe.
 
+use crate::Cancel;
 use memtune_core::profile::MemoryKind;
 
 /// Options of [`probe_tlb`](super::probe_tlb).
@@ -28,6 +29,9 @@ pub struct ProbeOptions {
     pub tlb_sharing: bool,
     /// Also measure random-sampling throughput against region size.
     pub random_access: bool,
+    /// Set from outside (Ctrl-C) to stop the probe: every later measurement fails with
+    /// [`BackendError::Cancelled`](crate::BackendError::Cancelled).
+    pub cancel: Cancel,
 }
 
 impl Default for ProbeOptions {
@@ -41,6 +45,7 @@ impl Default for ProbeOptions {
             load_budget_per_kind: 2_500_000,
             tlb_sharing: false,
             random_access: true,
+            cancel: Cancel::default(),
         }
     }
 }

@@ -146,6 +146,18 @@ impl Merger {
         Ok(())
     }
 
+    /// References that follow the merged chunks, analyzed one by one: the merger's stack
+    /// is the LRU stack of everything merged, so this continues the sequential analysis.
+    pub fn push_references(&mut self, items: &[u64]) {
+        for group in items.chunks(WARM) {
+            self.stack.warm(group);
+            for &item in group {
+                let d = self.stack.access(item);
+                self.counts.record(d);
+            }
+        }
+    }
+
     /// Distinct items merged so far.
     pub fn distinct(&self) -> u64 {
         self.stack.len() as u64

@@ -37,6 +37,9 @@ pub enum ReuseError {
     #[error("inconsistent chunk summary: {0}; it was not made by `summarize` or was altered")]
     InvalidSummary(String),
 
+    #[error("the trace has more than {limit} records (lines, or 8-byte addresses of a u64 trace): is it endless, like a device or `yes`? A longer trace needs a higher bound (`--max-records` of `cargo tune reuse`)")]
+    TooManyRecords { limit: u64 },
+
     #[error("the trace holds more than {limit} distinct items, the limit set for mode {mode}; use mode `sampled` with a budget, which holds a fixed number of items")]
     TooManyItems { limit: u64, mode: &'static str },
 }

@@ -3,8 +3,10 @@
 //! merges the summaries of the batch before, in trace order. The histogram is identical to
 //! the sequential one. It pays off when chunks hold far fewer distinct items than
 //! references: the merge costs two stack operations per distinct item per chunk, on one
-//! thread. On a trace with no locality at all (uniform over 10^7 items) the merge is the
-//! bottleneck and this runs at about half the sequential speed; use `ExactCpu` there.
+//! thread. On a trace with little locality (uniform over 10^7 items, chunks almost all
+//! distinct) the merge would do twice the sequential work on one thread: when a batch's
+//! chunks hold more than [`FALLBACK_DISTINCT_SHARE`] of their references as distinct items,
+//! the analyzer merges what it has and continues sequentially on the merged stack.
 
 use std::thread;
 
@@ -15,6 +17,12 @@ use super::{Histogram, ReuseError};
 /// Default references per chunk: 16 MiB of items, large enough that a chunk's distinct
 /// items are few against its references on traces with locality.
 pub const DEFAULT_CHUNK_LEN: usize = 1 << 21;
+
+/// Distinct items per reference of a batch's chunks above which summaries do not pay.
+pub const FALLBACK_DISTINCT_SHARE: f64 = 0.5;
+/// Batches shorter than this never fall back: their merge is cheap, and small chunks are
+/// how tests exercise the merge.
+const FALLBACK_MIN_BATCH: usize = 1 << 16;
 
 #[derive(Debug)]
 pub struct ParallelAnalyzer {
@@ -27,6 +35,8 @@ pub struct ParallelAnalyzer {
     pending: Vec<ChunkSummary>,
     merger: Merger,
     limit: Option<u64>,
+    /// Set once summaries did not shrink: references go straight to the merger's stack.
+    sequential: bool,
 }
 
 impl ParallelAnalyzer {
@@ -48,6 +58,7 @@ impl ParallelAnalyzer {
             pending: Vec::new(),
             merger: Merger::new(),
             limit: None,
+            sequential: false,
         }
     }
 
@@ -57,9 +68,14 @@ impl ParallelAnalyzer {
         self
     }
 
-    /// Worker threads.
+    /// Worker threads (0 once the analyzer fell back to the sequential analysis).
     pub fn threads(&self) -> usize {
         self.workers.len()
+    }
+
+    /// Whether the analyzer fell back to the sequential analysis.
+    pub fn is_sequential(&self) -> bool {
+        self.sequential
     }
 
     fn batch_len(&self) -> usize {
@@ -69,6 +85,9 @@ impl ParallelAnalyzer {
     /// References in trace order.
     pub fn push(&mut self, mut items: &[u64]) -> Result<(), ReuseError> {
         while !items.is_empty() {
+            if self.sequential {
+                return self.push_sequential(items);
+            }
             let room = self.batch_len() - self.batch.len();
             let (now, rest) = items.split_at(room.min(items.len()));
             self.batch.extend_from_slice(now);
@@ -76,6 +95,16 @@ impl ParallelAnalyzer {
             if self.batch.len() == self.batch_len() {
                 self.run_batch()?;
             }
+        }
+        Ok(())
+    }
+
+    /// After the fallback: references straight onto the merged stack.
+    fn push_sequential(&mut self, items: &[u64]) -> Result<(), ReuseError> {
+        for part in items.chunks(self.chunk_len) {
+            self.merger.push_references(part);
+            let held = self.merger.distinct() as usize;
+            check_items(held, self.limit, "exact-cpu-parallel")?;
         }
         Ok(())
     }
@@ -111,8 +140,18 @@ impl ParallelAnalyzer {
             (summaries, merged)
         });
         merged?;
-        self.pending = summaries;
+        let distinct: usize = summaries.iter().map(|s| s.first_uses.len()).sum();
+        let refs = self.batch.len();
         self.batch.clear();
+        if refs >= FALLBACK_MIN_BATCH && distinct as f64 > FALLBACK_DISTINCT_SHARE * refs as f64 {
+            for sum in &summaries {
+                self.merger.merge(sum)?;
+            }
+            self.sequential = true;
+            self.workers = Vec::new();
+        } else {
+            self.pending = summaries;
+        }
         check_items(
             self.merger.distinct() as usize,
             self.limit,
@@ -127,4 +166,44 @@ pub fn histogram(items: &[u64], threads: usize, chunk_len: usize) -> Result<Hist
     let mut a = ParallelAnalyzer::new(threads, chunk_len);
     a.push(items)?;
     a.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uniform(n: usize, items: u64, seed: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (x >> 20) % items
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_trace_without_locality_falls_back_to_the_sequential_analysis() {
+        // Two chunks of 2^15 references over 2^22 items: nearly every reference distinct.
+        let trace = uniform((1 << 16) + (1 << 12), 1 << 22, 5);
+        let mut a = ParallelAnalyzer::new(2, 1 << 15);
+        a.push(&trace).expect("push");
+        assert!(a.is_sequential());
+        assert_eq!(
+            a.finish().expect("finish"),
+            crate::reuse::exact::histogram(&trace).expect("exact")
+        );
+    }
+
+    #[test]
+    fn a_trace_with_locality_keeps_merging_summaries() {
+        let trace = uniform((1 << 16) + (1 << 12), 1 << 10, 6);
+        let mut a = ParallelAnalyzer::new(2, 1 << 15);
+        a.push(&trace).expect("push");
+        assert!(!a.is_sequential());
+        assert_eq!(
+            a.finish().expect("finish"),
+            crate::reuse::exact::histogram(&trace).expect("exact")
+        );
+    }
 }

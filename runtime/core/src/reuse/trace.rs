@@ -14,6 +14,12 @@ use super::ReuseError;
 /// Longest line a text or lackey trace may have; longer is an error, never a bigger buffer.
 pub const MAX_LINE: usize = 4096;
 
+/// Records (lines of a text or lackey trace, 8-byte addresses of a `U64` one) a reader
+/// takes by default before [`ReuseError::TooManyRecords`]: 2^32, a 32 GiB `U64` trace, so
+/// that an endless input (`yes 0x10`, a device) ends with an error instead of running on.
+/// [`TraceReader::with_max_records`] sets another bound.
+pub const DEFAULT_MAX_RECORDS: u64 = 1 << 32;
+
 /// How a trace file is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -70,6 +76,10 @@ pub struct TraceReader<R> {
     pending: Option<u64>,
     /// `U64`: bytes read, and a word split across two reads.
     bytes: u64,
+    /// `U64`: addresses read.
+    words: u64,
+    /// Most records (lines, or `U64` addresses) read before an error.
+    max_records: u64,
     carry: [u8; 8],
     carry_len: usize,
     scratch: Vec<u64>,
@@ -101,11 +111,20 @@ impl<R: BufRead> TraceReader<R> {
             buf: Vec::new(),
             pending: None,
             bytes: 0,
+            words: 0,
+            max_records: DEFAULT_MAX_RECORDS,
             carry: [0; 8],
             carry_len: 0,
             scratch: Vec::new(),
             done: false,
         }
+    }
+
+    /// The same reader, failing with [`ReuseError::TooManyRecords`] once the trace has
+    /// more than `max` records (lines, blank and skipped ones included, or `U64` addresses).
+    pub fn with_max_records(mut self, max: u64) -> TraceReader<R> {
+        self.max_records = max;
+        self
     }
 
     /// Lines read so far (text and lackey formats).
@@ -145,6 +164,11 @@ impl<R: BufRead> TraceReader<R> {
         }
         if any {
             self.line += 1;
+            if self.line > self.max_records {
+                return Err(ReuseError::TooManyRecords {
+                    limit: self.max_records,
+                });
+            }
         }
         Ok(any)
     }
@@ -193,6 +217,7 @@ impl<R: BufRead> TraceReader<R> {
                 used = take;
                 if self.carry_len == 8 {
                     out.push(u64::from_le_bytes(self.carry));
+                    self.words += 1;
                     self.carry_len = 0;
                 }
             }
@@ -204,6 +229,7 @@ impl<R: BufRead> TraceReader<R> {
                     .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])),
             );
             used += words * 8;
+            self.words += words as u64;
             let tail = avail.len() - used;
             if tail < 8 && out.len() - start < max && self.carry_len == 0 {
                 self.carry[..tail].copy_from_slice(&avail[used..]);
@@ -212,6 +238,12 @@ impl<R: BufRead> TraceReader<R> {
             }
             self.inner.consume(used);
             self.bytes += used as u64;
+            // At most one batch past the bound: the caller's `max` bounds the overshoot.
+            if self.words > self.max_records {
+                return Err(ReuseError::TooManyRecords {
+                    limit: self.max_records,
+                });
+            }
         }
         Ok(out.len() - start)
     }
@@ -268,5 +300,84 @@ impl<R: BufRead> Iterator for TraceReader<R> {
         };
         self.scratch = one;
         item
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+
+    /// An endless stream repeating `pattern`, like `yes`.
+    struct Endless(&'static [u8], usize);
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for b in buf.iter_mut() {
+                *b = self.0[self.1 % self.0.len()];
+                self.1 += 1;
+            }
+            Ok(buf.len())
+        }
+    }
+
+    fn drain<R: BufRead>(mut r: TraceReader<R>) -> (u64, Result<(), ReuseError>) {
+        let mut out = Vec::new();
+        loop {
+            out.clear();
+            match r.read_into(&mut out, 1000) {
+                Ok(0) => return (r.words.max(r.line), Ok(())),
+                Ok(_) => {}
+                Err(e) => return (r.words.max(r.line), Err(e)),
+            }
+        }
+    }
+
+    #[test]
+    fn endless_streams_end_at_the_record_bound() {
+        for (pattern, format) in [
+            (&b"1\n"[..], Format::Text),                                   // `yes 1`
+            (&b"\n"[..], Format::Text), // blank lines only: no address at all
+            (&b"# x\n"[..], Format::Text), // comments only
+            (&b"I  0400d7d4,8\n"[..], Format::Lackey { data_only: true }), // all skipped
+            (&b"\0"[..], Format::U64),  // /dev/zero
+        ] {
+            let reader = TraceReader::new(BufReader::new(Endless(pattern, 0)), format)
+                .with_max_records(5000);
+            let (records, result) = drain(reader);
+            assert!(
+                matches!(result, Err(ReuseError::TooManyRecords { limit: 5000 })),
+                "{pattern:?} {format:?}: {result:?}"
+            );
+            // Stopped at the bound, give or take one batch.
+            assert!((5000..=6000).contains(&records), "{records}");
+        }
+    }
+
+    #[test]
+    fn a_trace_of_exactly_the_bound_reads_whole() {
+        let text = "0x10\n".repeat(100);
+        let reader = TraceReader::new(text.as_bytes(), Format::Text).with_max_records(100);
+        assert_eq!(reader.count(), 100);
+        let words = vec![7u8; 8 * 100];
+        let reader = TraceReader::new(&words[..], Format::U64).with_max_records(100);
+        assert!(reader
+            .map(|a| a.unwrap())
+            .all(|a| a == 0x0707_0707_0707_0707));
+        let over = TraceReader::new(&words[..], Format::U64).with_max_records(99);
+        assert!(over.into_iter().any(|a| a.is_err()));
+    }
+
+    #[test]
+    fn the_error_names_the_bound_and_how_to_raise_it() {
+        let msg = ReuseError::TooManyRecords { limit: 5000 }.to_string();
+        assert!(
+            msg.contains("5000") && msg.contains("--max-records"),
+            "{msg}"
+        );
+        assert_eq!(
+            ReuseError::TooManyRecords { limit: 1 }.class(),
+            crate::ErrorClass::Invalid
+        );
     }
 }

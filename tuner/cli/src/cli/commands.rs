@@ -119,6 +119,7 @@ pub(crate) fn wanted_device() -> Result<Wanted, CliError> {
 }
 
 pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+    crate::progress::hide_bars(cli.global.json);
     let ctx = Ctx {
         json: cli.global.json,
         quiet: cli.global.quiet,
@@ -155,8 +156,10 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Chase(args)) => super::raw::chase(ctx.json, &args),
         Some(Command::Sample(args)) => super::raw::sample(ctx.json, &args),
         Some(Command::Bench(args)) => crate::bench::run(&args, ctx.json, ctx.quiet, ctx.write),
-        Some(Command::Reuse(args)) => super::reuse::run(&args, ctx.json, ctx.quiet),
-        Some(Command::Infer(args)) => super::infer::run(&args, ctx.json),
+        Some(Command::Reuse(args)) => super::reuse::run(&args, ctx.json, ctx.quiet, ctx.write),
+        Some(Command::Trace(args)) => super::trace::run(&args, ctx.quiet, ctx.write),
+        Some(Command::Report(args)) => super::report::run(&ctx, &args),
+        Some(Command::Infer(args)) => super::infer::run(&args, ctx.json, ctx.write),
         Some(Command::Decisions(cmd)) => {
             super::decisions::run(&cmd, ctx.json, ctx.quiet, &ctx.project_root, ctx.write)
         }
@@ -174,6 +177,6 @@ pub(super) fn check_uuid(uuid: &str) -> Result<(), CliError> {
     }
 }
 
-pub(super) fn print_json(value: &serde_json::Value) {
+pub(crate) fn print_json(value: &serde_json::Value) {
     println!("{value:#}");
 }

@@ -112,7 +112,7 @@ fn ratio(d: &Decision) -> (Option<f64>, Option<f64>, Option<f64>) {
 }
 
 /// The chosen median against the untuned one, and what tuning cost.
-fn outcome_text(d: &Decision) -> String {
+pub(super) fn outcome_text(d: &Decision) -> String {
     let ratio = match ratio(d) {
         _ if d.all_failed => "every candidate failed: the untuned plan stands".into(),
         (Some(c), Some(b), Some(s)) => format!("{c:.4} ms vs {b:.4} ms untuned ({s:.2}x)"),
@@ -124,7 +124,7 @@ fn outcome_text(d: &Decision) -> String {
 }
 
 /// `2^(class/2)` bytes, the middle of a half-octave size class: `~1.41 GiB (class 61)`.
-fn size_text(class: u32) -> String {
+pub(super) fn size_text(class: u32) -> String {
     let bytes = 2f64.powf(f64::from(class) / 2.0) as u64;
     format!("~{} (class {class})", format_bytes(bytes))
 }

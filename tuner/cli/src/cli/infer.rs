@@ -2,13 +2,16 @@
 //! measured: the CSV files of seed 000's TLB benchmark (several files of one GPU, each a
 //! footprint window, merged), or `kind,stride_bytes,footprint_bytes,cycles` rows. The same
 //! inference as the probe's (`memtune_probe::infer_tlb_in`), each file's window with its
-//! own noise. Prints the levels as `cargo tune show` does, and what the merged curves cover.
+//! own noise. Prints the levels as `cargo tune show` does, and what the merged curves cover;
+//! `--plot DIR` draws them.
 
 use super::files::input_error;
 use super::render::bytes;
 use crate::exit::{CliError, Exit};
+use crate::plot;
 use clap::{Args, ValueEnum};
 use memtune_core::profile::{MemoryKind, TlbKind};
+use memtune_core::userio::WriteOptions;
 use memtune_probe::import::{self, Format, ImportError, Imported, KindCurves};
 use memtune_probe::infer_tlb_in;
 use serde_json::{json, Value};
@@ -39,6 +42,10 @@ pub struct InferArgs {
     /// The GPU's SM clock, to give miss penalties in ns too.
     #[arg(long, value_name = "MHZ")]
     pub clock_mhz: Option<f64>,
+    /// Write `tlb-<kind>.svg` per kind into DIR: the merged curves with the inferred
+    /// levels marked, as `cargo tune show --plot` draws a profile's.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// An import error as an exit code: content that is not curves is an invalid input (4), as
@@ -50,7 +57,7 @@ fn import_error(e: ImportError) -> CliError {
     }
 }
 
-pub fn run(args: &InferArgs, json_out: bool) -> Result<Exit, CliError> {
+pub fn run(args: &InferArgs, json_out: bool, write: WriteOptions) -> Result<Exit, CliError> {
     let clock_mhz = match args.clock_mhz {
         Some(c) if !(c.is_finite() && c > 0.0) => {
             return Err(CliError::new(
@@ -78,6 +85,15 @@ pub fn run(args: &InferArgs, json_out: bool) -> Result<Exit, CliError> {
             (kind, curves, tlb)
         })
         .collect();
+    if let Some(dir) = &args.plot {
+        // Checked before anything is written, as every verb's outputs are.
+        let dir = super::files::output_dir(dir, write)?;
+        let name = imported.gpu.as_deref().unwrap_or("curves");
+        for (kind, _, tlb) in &inferred {
+            let svg = plot::tlb_chart(name, *kind, tlb).to_svg();
+            super::files::write_file(&dir.join(format!("tlb-{kind}.svg")), svg.as_bytes(), write)?;
+        }
+    }
     if json_out {
         println!("{:#}", to_json(&imported, &inferred));
     } else {

@@ -11,8 +11,11 @@ mod probe;
 mod profiles;
 mod raw;
 mod render;
+mod report;
 mod reuse;
+mod reuse_replay;
 pub mod size;
+mod trace;
 mod tune;
 
 pub use crate::exit::{CliError, Exit};
@@ -29,7 +32,7 @@ use std::path::PathBuf;
     bin_name = "cargo tune",
     version,
     about = "Measure the GPU's memory system once; keep the profile; tune kernels from it",
-    after_help = "Exit codes: 0 ok, 1 internal error, 2 usage, 3 no GPU/driver, 4 invalid profile, 5 I/O error, 6 not found, 7 probe partly failed, 8 check found bad profiles"
+    after_help = "Exit codes: 0 ok, 1 internal error, 2 usage, 3 no GPU/driver, 4 invalid profile, 5 I/O error, 6 not found, 7 probe partly failed, 8 check found bad profiles, 130 interrupted (Ctrl-C)"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -148,6 +151,13 @@ pub enum Command {
     /// Reuse distances of an access trace: histogram, miss-ratio curve, and with
     /// `--profile` the hit ratio at each measured level and the scope that fixes a TLB level.
     Reuse(reuse::ReuseArgs),
+    /// The address stream of memtune's sampling, grouping or stencil kernel, emulated on
+    /// the CPU, as a trace for `cargo tune reuse` (u64 or text, to stdout or -o FILE).
+    Trace(trace::TraceArgs),
+    /// One self-contained HTML page: the device, every section of a profile as tables and
+    /// plots, the planners' decisions for typical workloads, the stored autotuner decisions
+    /// and, with --bench DIR, benchmark results with their targets.
+    Report(report::ReportArgs),
     /// TLB levels inferred from pointer-chase curves another tool measured: the seed tool's
     /// CSV files (several files of one GPU merge) or `kind,stride_bytes,footprint_bytes,cycles`
     /// rows.

@@ -68,6 +68,7 @@ impl ProbeArgs {
             quick: self.quick,
             tlb_sharing: self.tlb_sharing,
             random_access: !self.no_random_access,
+            cancel: crate::interrupt::token(),
             ..ProbeOptions::default()
         }
     }

@@ -131,7 +131,25 @@ pub(super) fn show(
     path: Option<&Path>,
     plot: Option<&Path>,
 ) -> Result<Exit, CliError> {
-    let (profile, source) = match (uuid, path) {
+    let (profile, source) = pick_profile(ctx, uuid, path)?;
+    let charts = plots(ctx, plot, &profile)?;
+    if ctx.json {
+        print_json(&json!({ "source": source, "profile": profile, "charts": paths_json(&charts) }));
+    } else {
+        println!("source: {source}");
+        print!("{}", render::profile(&profile));
+    }
+    Ok(Exit::Ok)
+}
+
+/// The profile a verb shows: a file, a stored UUID, or the lookup chain's for GPU 0; and
+/// where it came from.
+pub(super) fn pick_profile(
+    ctx: &Ctx,
+    uuid: Option<&str>,
+    path: Option<&Path>,
+) -> Result<(Profile, String), CliError> {
+    Ok(match (uuid, path) {
         (_, Some(path)) => (load_file(path)?, path.display().to_string()),
         (Some(uuid), None) => {
             check_uuid(uuid)?;
@@ -147,15 +165,7 @@ pub(super) fn show(
             }
             (resolved.profile, resolved.source.to_string())
         }
-    };
-    let charts = plots(ctx, plot, &profile)?;
-    if ctx.json {
-        print_json(&json!({ "source": source, "profile": profile, "charts": paths_json(&charts) }));
-    } else {
-        println!("source: {source}");
-        print!("{}", render::profile(&profile));
-    }
-    Ok(Exit::Ok)
+    })
 }
 
 pub(super) fn path(ctx: &Ctx) -> Result<Exit, CliError> {

@@ -1,5 +1,6 @@
 //! Human-readable profile output.
 
+use memtune_core::human::{bandwidth, rate};
 use memtune_core::profile::{MemoryKind, Profile, Section};
 use std::fmt::Write;
 
@@ -182,7 +183,7 @@ pub fn profile(p: &Profile) -> String {
     }
     let _ = writeln!(s, "bandwidth: {}", p.bandwidth.status_line());
     if let Section::Measured(b) = &p.bandwidth {
-        let gbs = |v: f64| format!("{:.0} GB/s", v / 1e9);
+        let gbs = bandwidth;
         let _ = writeln!(
             s,
             "  device to device {} (read + written), host to device {}, device to host {}",
@@ -197,17 +198,18 @@ pub fn profile(p: &Profile) -> String {
     s
 }
 
-/// `fastest G/s (at region), largest region's G/s (at region)` of a throughput curve.
+/// `fastest rate (at region), largest region's rate (at region)` of a throughput curve, each
+/// with the prefix that fits (`25.3 M/s`, never `0.0 G/s`).
 fn throughput_range(points: &[memtune_core::profile::RandomAccessPoint]) -> Option<String> {
     let best = points
         .iter()
         .max_by(|a, b| a.reads_per_second.total_cmp(&b.reads_per_second))?;
     let last = points.iter().max_by_key(|p| p.region_bytes)?;
     Some(format!(
-        "{:.1} G/s at best ({}), {:.1} G/s over {}",
-        best.reads_per_second / 1e9,
+        "{} at best ({}), {} over {}",
+        rate(best.reads_per_second),
         bytes(best.region_bytes),
-        last.reads_per_second / 1e9,
+        rate(last.reads_per_second),
         bytes(last.region_bytes)
     ))
 }
@@ -234,6 +236,11 @@ mod tests {
         assert_eq!(
             throughput_range(&[p(64, 35.0), p(16, 98.5), p(1024, 16.0)]).as_deref(),
             Some("98.5 G/s at best (16 MiB), 16.0 G/s over 1 GiB")
+        );
+        // Tens of M/s read as such, not as 0.0 G/s.
+        assert_eq!(
+            throughput_range(&[p(64, 0.031), p(1024, 0.04)]).as_deref(),
+            Some("40.0 M/s at best (1 GiB), 40.0 M/s over 1 GiB")
         );
     }
 }

@@ -4,21 +4,28 @@
 //!
 //! The trace streams: text (`0x` hex or decimal, one per line), raw little-endian `u64`, or
 //! valgrind lackey output; `.gz` and `.zst` files are decompressed as they are read; `-`
-//! reads stdin. One pass feeds one analyzer per granularity the output needs.
+//! reads stdin, and a named pipe streams too. Devices and sockets are refused, and a trace
+//! of more than `--max-records` records is an error, so an endless input ends. One pass
+//! feeds one analyzer per granularity the output needs.
 
 use super::render::bytes;
+use super::reuse_replay as replay;
 use super::size;
 use crate::exit::{CliError, Exit};
 use crate::progress::Bar;
 use clap::{Args, ValueEnum};
 use memtune_core::reuse::levels::{self, Prediction};
+use memtune_core::reuse::trace::DEFAULT_MAX_RECORDS;
 use memtune_core::reuse::{
     AddressSource, Analyzer, Format, Granularity, Histogram, Mode, Options, ReuseError, Sampling,
     TraceReader,
 };
-use memtune_core::{store, ErrorClass, MemoryKind};
+use memtune_core::userio::WriteOptions;
+use memtune_core::{store, userio, ErrorClass, MemoryKind};
+use memtune_probe::sim::Replay;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -83,6 +90,19 @@ pub struct ReuseArgs {
     /// The memory kind whose TLB levels are predicted.
     #[arg(long, default_value = "device")]
     pub memory: MemoryKind,
+    /// Most records read (lines of a text or lackey trace, addresses of a u64 one; 2^32 by
+    /// default): more is an error, so an endless stream ends. Raise it for longer traces.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RECORDS)]
+    pub max_records: u64,
+    /// Write `reuse-cdf.svg` (the CDF, the profile's levels marked) and `reuse-mrc.svg`
+    /// (the miss-ratio curve) into this folder, created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Replay the trace through this simulator's set-associative caches and `--memory` TLB
+    /// levels (a memtune-sim/1 file or a built-in: k80, p100, gt200) and compare each
+    /// level's hit ratio with the prediction from the histogram.
+    #[arg(long, value_name = "SIM")]
+    pub replay: Option<OsString>,
 }
 
 fn reuse_error(e: ReuseError) -> CliError {
@@ -109,9 +129,9 @@ fn mode_of(args: &ReuseArgs) -> Result<Mode, CliError> {
     }
 }
 
-/// Opens the trace as a byte stream: stdin, or a regular file (a FIFO or device is read as
-/// a stream too, which is what `valgrind ... | cargo tune reuse -` needs), decompressed by
-/// its extension.
+/// Opens the trace as a byte stream: stdin, a regular file, or a named pipe (what
+/// `cargo tune reuse <(zcat t.gz)` passes), decompressed by its extension. A device or a
+/// socket is refused: `/dev/zero` would never end, and no trace lives in one.
 fn open(path: &Path) -> Result<Box<dyn BufRead>, CliError> {
     let io = |e: std::io::Error| CliError::new(Exit::Io, format!("{}: {e}", path.display()));
     if path.as_os_str() == "-" {
@@ -134,6 +154,16 @@ fn open(path: &Path) -> Result<Box<dyn BufRead>, CliError> {
             format!("{} is a directory; give a trace file", path.display()),
         ));
     }
+    if !meta.is_file() && !is_fifo(&meta) {
+        return Err(CliError::new(
+            Exit::InvalidProfile,
+            format!(
+                "{} is {}; a trace is read from a regular file, a pipe, or stdin (`-`)",
+                path.display(),
+                userio::describe(meta.file_type())
+            ),
+        ));
+    }
     let file = std::fs::File::open(path).map_err(io)?;
     let raw: Box<dyn Read> = match path.extension().and_then(|e| e.to_str()) {
         Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(file)),
@@ -148,11 +178,22 @@ fn open(path: &Path) -> Result<Box<dyn BufRead>, CliError> {
     Ok(Box::new(BufReader::with_capacity(1 << 16, raw)))
 }
 
+#[cfg(unix)]
+fn is_fifo(meta: &std::fs::Metadata) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type())
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::Metadata) -> bool {
+    false
+}
+
 /// One analyzer per granularity, fed from one pass over the trace.
 fn analyze(
     args: &ReuseArgs,
     mode: Mode,
     granularities: &[u64],
+    mut replay: Option<&mut Replay>,
     bar: &mut Bar,
 ) -> Result<BTreeMap<u64, Histogram>, CliError> {
     let format = match args.format {
@@ -166,7 +207,8 @@ fn analyze(
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.len());
-    let mut reader = TraceReader::new(open(&args.trace)?, format);
+    let mut reader =
+        TraceReader::new(open(&args.trace)?, format).with_max_records(args.max_records);
     let mut analyzers = granularities
         .iter()
         .map(|&g| {
@@ -187,6 +229,9 @@ fn analyze(
             break;
         }
         read += n as u64;
+        if let Some(r) = replay.as_deref_mut() {
+            r.push(&batch);
+        }
         for (_, granularity, analyzer) in analyzers.iter_mut() {
             items.clear();
             items.extend_from_slice(&batch);
@@ -202,7 +247,12 @@ fn analyze(
         .collect()
 }
 
-pub fn run(args: &ReuseArgs, json_out: bool, quiet: bool) -> Result<Exit, CliError> {
+pub fn run(
+    args: &ReuseArgs,
+    json_out: bool,
+    quiet: bool,
+    write: WriteOptions,
+) -> Result<Exit, CliError> {
     if args.granularity == 0 {
         return Err(CliError::new(
             Exit::Usage,
@@ -214,21 +264,49 @@ pub fn run(args: &ReuseArgs, json_out: bool, quiet: bool) -> Result<Exit, CliErr
         Some(p) => levels::levels(&store::load_path(p)?, args.memory),
         None => Vec::new(),
     };
+    let mut replay = args
+        .replay
+        .as_deref()
+        .map(|sim| replay::open(sim, args.memory))
+        .transpose()?;
+    let replay_levels = replay.as_ref().map(replay::levels).unwrap_or_default();
     let mut granularities = levels::granularities(&profile_levels);
+    granularities.extend(levels::granularities(&replay_levels));
     granularities.push(args.granularity);
     granularities.sort_unstable();
     granularities.dedup();
     let mut bar = Bar::new("reuse", quiet || json_out);
-    let histograms = analyze(args, mode, &granularities, &mut bar)?;
+    let histograms = analyze(args, mode, &granularities, replay.as_mut(), &mut bar)?;
     let main = histograms
         .get(&args.granularity)
         .ok_or_else(|| CliError::new(Exit::Internal, "no histogram at the asked granularity"))?;
     let predictions = levels::predict(&profile_levels, |g| histograms.get(&g));
+    let checks = replay
+        .as_ref()
+        .map(|r| replay::compare(r, &levels::predict(&replay_levels, |g| histograms.get(&g))))
+        .unwrap_or_default();
     bar.finish(&format!("{} references", main.references));
+    if let Some(dir) = &args.plot {
+        let dir = super::files::output_dir(dir, write)?;
+        let title = args.trace.file_name().map_or_else(
+            || args.trace.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        for (file, svg) in crate::plot::reuse_svgs(&title, &histograms, &predictions) {
+            super::files::write_file(&dir.join(file), svg.as_bytes(), write)?;
+        }
+    }
     if json_out {
-        super::commands::print_json(&to_json(args, mode, main, &predictions));
+        let mut doc = to_json(args, mode, main, &predictions);
+        if let (Value::Object(map), Some(sim)) = (&mut doc, &args.replay) {
+            map.insert("replay".into(), replay::to_json(sim, &checks));
+        }
+        super::commands::print_json(&doc);
     } else {
         print_table(args, mode, main, &predictions);
+        if let Some(sim) = &args.replay {
+            replay::print(sim, args.memory, &checks);
+        }
     }
     Ok(Exit::Ok)
 }

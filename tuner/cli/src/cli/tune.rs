@@ -8,10 +8,12 @@ use super::probe::{self, ProbeArgs};
 use super::profiles::replacing;
 use super::TuneArgs;
 use crate::exit::{CliError, Exit};
+use crate::interrupt;
 use memtune::device;
 use memtune_core::profile::{DeviceIdentity, MemoryKind, Profile, Provenance, Section};
 use memtune_core::userio;
 use memtune_core::{codec, time, validate, ErrorClass};
+use memtune_probe::fault::{FaultSection, Faults, FAULT_VARIABLE};
 use memtune_probe::gpu::{Bounds, Gpu};
 use memtune_probe::sim::{SimConfig, SimConfigError, Simulator};
 use serde_json::json;
@@ -100,22 +102,48 @@ fn section_summary(p: &Profile) -> Vec<String> {
     vec![bandwidth, staging]
 }
 
+/// `MEMTUNE_FAULT`: operations of the probe to fail on purpose, for tests of its failure
+/// paths ([`memtune_probe::fault`]); set but not a valid list is a usage error.
+fn faults_from_env(ctx: &Ctx) -> Result<Faults, CliError> {
+    let Some(value) = std::env::var_os(FAULT_VARIABLE) else {
+        return Ok(Faults::none());
+    };
+    let text = value.to_str().ok_or_else(|| {
+        CliError::new(
+            Exit::Usage,
+            format!(
+                "{FAULT_VARIABLE} is not valid UTF-8; give op:section items such as alloc:pinned"
+            ),
+        )
+    })?;
+    let faults = Faults::parse(text).map_err(|e| CliError::new(Exit::Usage, e.to_string()))?;
+    ctx.note(&format!(
+        "warning: {FAULT_VARIABLE}={text}: these operations fail on purpose"
+    ));
+    Ok(faults)
+}
+
 /// Pinned and managed memory a `--quick` probe takes at most, unless given.
 pub const QUICK_MAX_PINNED: u64 = 1 << 30;
 pub const QUICK_MAX_MANAGED: u64 = 8 << 30;
 
 /// Probes GPU `ordinal` into a profile. A probe that cannot start marks every section it
-/// would have filled as failed, with the reason; the identity is kept either way.
+/// would have filled as failed, with the reason; the identity is kept either way. Ctrl-C
+/// stops it between measurements: `Err` (exit 130) once the GPU's buffers are freed.
 fn probe_gpu(
     ctx: &Ctx,
     ordinal: usize,
     id: DeviceIdentity,
     args: &ProbeArgs,
     options: BTreeMap<String, serde_json::Value>,
-) -> (Profile, bool) {
+    faults: &Faults,
+) -> Result<(Profile, bool), CliError> {
     let start = Instant::now();
+    let unwritten = "nothing was written or stored";
     let mut profile = Profile::identity_only(id.clone(), provenance(options, None));
-    let mut failed = match Gpu::open(ordinal, id.clone(), &bounds(args)) {
+    let opened =
+        Gpu::open(ordinal, id.clone(), &bounds(args)).map(|gpu| gpu.with_faults(faults.clone()));
+    let mut failed = match opened {
         Ok(mut gpu) => {
             // The caches first, on a quiet GPU, before the sections that allocate their own.
             let caches =
@@ -124,6 +152,7 @@ fn probe_gpu(
             let result = probe::run(&mut gpu, args, &format!("GPU {ordinal}"), ctx.quiet);
             // Frees the probe's buffers before the sections that allocate their own.
             drop(gpu);
+            interrupt::check(unwritten)?;
             for w in &result.warnings {
                 ctx.note(&format!("warning: {w}"));
             }
@@ -145,7 +174,8 @@ fn probe_gpu(
         Section::not_measured("skipped (--no-bandwidth)")
     } else {
         let bar = crate::progress::Bar::new(format!("GPU {ordinal}: bandwidth"), ctx.quiet);
-        let measured = memtune_probe::gpu::bandwidth::measure(ordinal, &id, args.quick);
+        let measured = memtune_probe::gpu::bandwidth::measure(ordinal, &id, args.quick, faults);
+        interrupt::check(unwritten)?;
         bar.finish(if measured.is_ok() {
             "measured"
         } else {
@@ -163,9 +193,19 @@ fn probe_gpu(
         Section::not_measured("skipped (--no-staging)")
     } else {
         let mut bar = crate::progress::Bar::new(format!("GPU {ordinal}: staging"), ctx.quiet);
-        let measured = memtune::launch::Runtime::open(ordinal).and_then(|mut rt| {
-            memtune_probe::gpu::staging::measure(&mut rt, args.quick, &mut |f, d| bar.update(f, d))
-        });
+        let cancel = interrupt::token();
+        let measured = memtune::launch::Runtime::open(ordinal)
+            .map_err(memtune_probe::gpu::staging::StagingError::from)
+            .and_then(|mut rt| {
+                memtune_probe::gpu::staging::measure(
+                    &mut rt,
+                    args.quick,
+                    faults,
+                    &cancel,
+                    &mut |f, d| bar.update(f, d),
+                )
+            });
+        interrupt::check(unwritten)?;
         bar.finish(if measured.is_ok() {
             "measured"
         } else {
@@ -180,7 +220,7 @@ fn probe_gpu(
         )
     };
     profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
-    (profile, failed)
+    Ok((profile, failed))
 }
 
 /// Writes charts if asked, and reports where.
@@ -213,13 +253,17 @@ pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
     if let Some(dir) = &args.probe.plot {
         files::output_dir(dir, ctx.write)?;
     }
+    let faults = faults_from_env(ctx)?;
+    interrupt::install()?;
     let mut written = Vec::new();
     let mut any_failed = false;
     for (ordinal, id) in ids {
         ctx.note(&format!("GPU {ordinal}: {} {}", id.name, id.uuid));
         let mut options = args.probe.record();
         options.insert("project".to_string(), json!(args.project));
-        let (mut profile, failed) = probe_gpu(ctx, ordinal, id, &args.probe, options);
+        // Ctrl-C stores nothing of this GPU; the profiles of GPUs done before stay stored.
+        let (mut profile, failed) = probe_gpu(ctx, ordinal, id, &args.probe, options, &faults)
+            .map_err(|e| stored_before(e, &written))?;
         any_failed |= failed;
         if args.project {
             // A committed profile is replaced only with a word about it.
@@ -265,7 +309,17 @@ pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
             println!("  profile written to {}", path.display());
         }
     }
-    Ok(if any_failed { Exit::Partial } else { Exit::Ok })
+    Ok(Exit::of_probe(any_failed))
+}
+
+/// An interruption's message, with the profiles stored before it (whole, from GPUs done).
+fn stored_before(mut e: CliError, written: &[(usize, Profile, PathBuf, Vec<PathBuf>)]) -> CliError {
+    if e.exit == Exit::Interrupted && !written.is_empty() {
+        let paths: Vec<String> = written.iter().map(|w| w.2.display().to_string()).collect();
+        e.message
+            .push_str(&format!("; stored before it: {}", paths.join(", ")));
+    }
+    e
 }
 
 /// `cargo tune probe`: one GPU or a simulated one, into a file (or stdout for `-`). The
@@ -289,14 +343,17 @@ pub(super) fn probe_to_file(
     if let Some(dir) = &args.plot {
         files::output_dir(dir, ctx.write)?;
     }
+    let faults = faults_from_env(ctx)?;
+    interrupt::install()?;
     let (mut profile, failed) = match simulate {
-        Some(spec) => probe_simulated(ctx, spec, args)?,
+        Some(spec) => probe_simulated(ctx, spec, args, &faults)?,
         None => {
             let ordinal = gpu_ordinal(gpu)?;
             let id = device::identity(ordinal)?;
-            probe_gpu(ctx, ordinal, id, args, args.record())
+            probe_gpu(ctx, ordinal, id, args, args.record(), &faults)?
         }
     };
+    interrupt::check(&format!("nothing was written to {}", output.display()))?;
     let text = codec::to_json(&mut profile);
     validate::validate(&profile).map_err(|e| {
         CliError::new(
@@ -338,7 +395,7 @@ pub(super) fn probe_to_file(
         };
         say(format!("  profile written to {shown}"));
     }
-    Ok(if failed { Exit::Partial } else { Exit::Ok })
+    Ok(Exit::of_probe(failed))
 }
 
 /// A simulator error: a missing file exits 6, an unreadable one 5, any other 4.
@@ -353,12 +410,25 @@ fn sim_error(e: SimConfigError) -> CliError {
 
 /// Probes the simulated GPU of `spec` (a built-in or a file), once its configuration and
 /// the probe's work within the simulator's bounds are checked.
-fn probe_simulated(ctx: &Ctx, spec: &OsStr, args: &ProbeArgs) -> Result<(Profile, bool), CliError> {
+fn probe_simulated(
+    ctx: &Ctx,
+    spec: &OsStr,
+    args: &ProbeArgs,
+    faults: &Faults,
+) -> Result<(Profile, bool), CliError> {
     let config = SimConfig::from_spec(spec).map_err(sim_error)?;
     config.check_work(&args.options()).map_err(sim_error)?;
     let start = Instant::now();
     let name = config.name.clone();
-    let mut sim = Simulator::new(config);
+    for (op, section) in faults.iter() {
+        if matches!(section, FaultSection::Bandwidth | FaultSection::Staging) {
+            ctx.note(&format!(
+                "warning: {FAULT_VARIABLE}: {}:{section} never fires: the simulator has no {section} section",
+                op.as_str()
+            ));
+        }
+    }
+    let mut sim = Simulator::new(config).with_faults(faults.clone());
     let identity = sim.identity();
     let caches = probe::run_caches(
         &mut sim,

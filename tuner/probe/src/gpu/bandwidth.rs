@@ -11,6 +11,7 @@
 //! round trip are checked against the CPU.
 
 use super::{cuda, GpuError};
+use crate::fault::{FaultOp, FaultSection, Faults};
 use cudarc::driver::{result, CudaStream, LaunchConfig, PushKernelArg};
 use memtune::gpu::{Buffer, Context};
 use memtune_core::profile::Bandwidth;
@@ -140,10 +141,12 @@ fn time_once(
 /// [`Sizes::new`]`(quick)`: 2 GiB of device memory and 1 GiB of pinned host memory (a
 /// quarter of that when `quick`). Release other probe buffers (`Gpu::release`) first.
 /// Every value is bytes per second; device-to-device counts bytes read plus written.
+/// `faults` fails the allocations or the first copy on purpose (`MEMTUNE_FAULT`).
 pub fn measure(
     ordinal: usize,
     identity: &DeviceIdentity,
     quick: bool,
+    faults: &Faults,
 ) -> Result<Bandwidth, GpuError> {
     let sizes = Sizes::new(quick);
     // Declared first so that it outlives (is dropped after) every buffer below.
@@ -155,6 +158,7 @@ pub fn measure(
     let random_warp = gpu.function(&zero_copy::SOURCE, &[], zero_copy::RANDOM_WARP)?;
 
     // Host data: word_hash of the index, with per-segment sums for the checks.
+    faults.check(FaultOp::Alloc, FaultSection::Bandwidth)?;
     let mut host = Buffer::allocate(MemoryKind::Pinned, sizes.pinned as usize)?;
     let segment_sums = fill_and_segment_sums(host_words(&mut host)?);
     let total_sum = segment_sums.iter().copied().fold(0u64, u64::wrapping_add);
@@ -166,6 +170,7 @@ pub fn measure(
     let pinned = sizes.pinned as usize;
 
     // Host to device: into the start of `src`.
+    faults.check(FaultOp::Launch, FaultSection::Bandwidth)?;
     let h2d = warm_median(|| {
         time_once(&stream, || {
             // SAFETY: `host` holds `pinned` bytes, `src` at least as many.

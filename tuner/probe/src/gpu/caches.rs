@@ -3,6 +3,7 @@
 //! thread walks; the others of its block return at once.
 
 use super::{cuda, timed_steps, Gpu, GpuError, MAX_CACHE_CHASE_ELEMENTS};
+use crate::fault::{FaultOp, FaultSection};
 use crate::{Carveout, LoadPath};
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
@@ -51,6 +52,7 @@ const ONE_WARP: LaunchConfig = LaunchConfig {
 impl Gpu {
     /// Device memory of at least `bytes` for cache chases, grown on demand.
     fn cache_buffer(&mut self, bytes: u64) -> Result<u64, GpuError> {
+        self.fault(FaultOp::Alloc, FaultSection::Caches)?;
         match &self.cache_buffer {
             Some((b, size)) if *size >= bytes => Ok(b.dptr()),
             _ => {
@@ -77,6 +79,7 @@ impl Gpu {
             LoadPath::L2 => {
                 let count = Self::ring_count(stride, footprint, MAX_CACHE_CHASE_ELEMENTS)?;
                 let base = self.cache_buffer(footprint)?;
+                self.fault(FaultOp::Launch, FaultSection::Caches)?;
                 self.init_ring(base, stride, count)?;
                 let out = self.run_targeted(false, steps, (base, 0, count as u32, -1, -1))?;
                 Ok(out[0] as f64 / f64::from(steps))
@@ -84,6 +87,7 @@ impl Gpu {
             LoadPath::L1 => {
                 let count = Self::ring_count(stride, footprint, MAX_CACHE_CHASE_ELEMENTS)?;
                 let base = self.cache_buffer(footprint)?;
+                self.fault(FaultOp::Launch, FaultSection::Caches)?;
                 self.init_ring(base, stride, count)?;
                 let value = match carveout {
                     Carveout::Default => CARVEOUT_DEFAULT,
@@ -141,10 +145,12 @@ impl Gpu {
         warm: u32,
         steps: u32,
     ) -> Result<f64, GpuError> {
+        self.fault(FaultOp::Alloc, FaultSection::Caches)?;
         let mut out = self
             .stream
             .alloc_zeros::<u64>(OUT_LEN)
             .map_err(cuda("allocating the chase output"))?;
+        self.fault(FaultOp::Launch, FaultSection::Caches)?;
         let mut launch = self.stream.launch_builder(kernel);
         launch.arg(&start).arg(&warm).arg(&steps).arg(&mut out);
         // SAFETY: the chase follows a ring written just before; `out` holds OUT_LEN words.
@@ -165,6 +171,8 @@ impl Gpu {
         let (count, stride_words) = (256u32, 4u32);
         debug_assert!(count * stride_words <= SHARED_RING_WORDS);
         let kernel = self.cache.chase_shared.clone();
+        self.fault(FaultOp::Alloc, FaultSection::Caches)?;
+        self.fault(FaultOp::Launch, FaultSection::Caches)?;
         let mut runs = Vec::new();
         for _ in 0..3 {
             let mut out = self

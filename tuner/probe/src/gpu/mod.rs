@@ -7,6 +7,7 @@ mod random;
 pub mod staging;
 mod system;
 
+use crate::fault::{FaultOp, FaultSection, Faults, InjectedFault};
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
@@ -34,6 +35,9 @@ pub enum GpuError {
     },
     #[error("{0}")]
     Check(String),
+    /// A failure asked for by `MEMTUNE_FAULT` ([`crate::fault`]).
+    #[error(transparent)]
+    Injected(#[from] InjectedFault),
 }
 
 impl From<memtune::gpu::Error> for GpuError {
@@ -141,6 +145,8 @@ pub struct Gpu {
     /// Device memory for cache chases, kept apart from the TLB buffer (which is sized to
     /// most of the GPU and would be reallocated on every switch of kind).
     cache_buffer: Option<(Buffer, u64)>,
+    /// Operations to fail on purpose (`MEMTUNE_FAULT`); none unless [`Gpu::with_faults`].
+    faults: Faults,
     /// The context; declared last so it outlives the buffers above when dropped.
     _gpu: Context,
 }
@@ -219,8 +225,21 @@ impl Gpu {
             out,
             cache,
             cache_buffer: None,
+            faults: Faults::none(),
             _gpu: gpu,
         })
+    }
+
+    /// The same GPU, failing the allocations and launches `faults` names (each just
+    /// before the real call), for tests of the probe's failure paths.
+    pub fn with_faults(mut self, faults: Faults) -> Gpu {
+        self.faults = faults;
+        self
+    }
+
+    /// `Err` where `MEMTUNE_FAULT` asks `op` of `section` to fail.
+    fn fault(&self, op: FaultOp, section: FaultSection) -> Result<(), GpuError> {
+        Ok(self.faults.check(op, section)?)
     }
 
     pub fn identity(&self) -> &DeviceIdentity {
@@ -347,8 +366,10 @@ impl Gpu {
         sm: u32,
     ) -> Result<f64, GpuError> {
         let count = Self::ring_count(stride, footprint, MAX_CHASE_ELEMENTS)?;
+        self.fault(FaultOp::Alloc, FaultSection::Tlb(kind))?;
         let base = self.buffer(kind, footprint)?;
         self.filled_words = 0;
+        self.fault(FaultOp::Launch, FaultSection::Tlb(kind))?;
         self.init_ring(base, stride, count)?;
         let out = self.run_targeted(
             false,
@@ -369,8 +390,10 @@ impl Gpu {
         other: u32,
     ) -> Result<f64, GpuError> {
         let count = Self::ring_count(stride, footprint, MAX_CHASE_ELEMENTS)?;
+        self.fault(FaultOp::Alloc, FaultSection::Tlb(kind))?;
         let base = self.buffer(kind, 2 * footprint)?;
         self.filled_words = 0;
+        self.fault(FaultOp::Launch, FaultSection::Tlb(kind))?;
         self.init_ring(base, stride, count)?;
         self.init_ring(base + footprint, stride, count)?;
         let out = self.run_targeted(

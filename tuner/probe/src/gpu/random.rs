@@ -2,6 +2,7 @@
 //! the draw cost) and random `atomicAdd` throughput, each checked against the CPU's sum.
 
 use super::{cuda, sampling_params, sampling_reads, Gpu, GpuError, DRAW_SCOPE_SHARE};
+use crate::fault::{FaultOp, FaultSection};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use memtune::launch::{sampling_grid, sampling_threads};
 use memtune_core::profile::{RANDOM_ATOMIC_THREADS_PER_SM, RANDOM_ATOMIC_UPDATES_PER_THREAD};
@@ -16,6 +17,7 @@ impl Gpu {
     /// `memtune_fill_words` (once per buffer), so the CPU can recompute sums of its words.
     fn filled_buffer(&mut self, kind: MemoryKind, region: u64) -> Result<u64, GpuError> {
         let limit = self.max_footprint(kind);
+        self.fault(FaultOp::Alloc, FaultSection::Random(kind))?;
         let base = self.buffer(kind, region)?;
         let all_words = limit / 4;
         if self.filled_words != all_words {
@@ -89,6 +91,7 @@ impl Gpu {
         params: SamplingParams,
     ) -> Result<f64, GpuError> {
         let base = self.filled_buffer(kind, region)?;
+        self.fault(FaultOp::Launch, FaultSection::Random(kind))?;
         let (blocks, block) = sampling_grid(self.identity.sm_count);
         let threads = sampling_threads(self.identity.sm_count);
         let cfg = LaunchConfig {
@@ -142,8 +145,10 @@ impl Gpu {
                 "random atomics are measured on device and pinned memory, not managed".to_string(),
             ));
         }
+        self.fault(FaultOp::Alloc, FaultSection::Random(kind))?;
         let base = self.buffer(kind, region)?;
         self.filled_words = 0;
+        self.fault(FaultOp::Launch, FaultSection::Random(kind))?;
         let n_words = region / 4;
         if n_words == 0 {
             return Err(GpuError::Check(format!(

@@ -17,6 +17,8 @@
 //! variant of the bench's list, [`caps`]), and every other (grid, repeats) times only the
 //! best block of each variant. [`cost`] counts it all.
 
+use crate::fault::{FaultOp, FaultSection, Faults, InjectedFault};
+use crate::Cancel;
 use memtune::launch::{Resident, Runtime};
 use memtune::space as sweep;
 use memtune::LaunchError;
@@ -175,6 +177,19 @@ impl Values {
     }
 }
 
+/// Why the staging table could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum StagingError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// A failure asked for by `MEMTUNE_FAULT`.
+    #[error(transparent)]
+    Injected(#[from] InjectedFault),
+    /// The probe was cancelled (Ctrl-C) between two configurations.
+    #[error("cancelled (interrupted)")]
+    Cancelled,
+}
+
 fn mismatch(what: String) -> LaunchError {
     LaunchError::BadPlan(format!("staging probe: {what}"))
 }
@@ -184,12 +199,15 @@ fn label(p: &StencilPlan) -> String {
 }
 
 /// Measures the staging table on `rt`'s GPU. `progress(fraction, message)` is called
-/// before every timed configuration and reference check.
+/// before every timed configuration and reference check; `cancel` is read there too, and
+/// `faults` fails the first allocation or launch on purpose (`MEMTUNE_FAULT`).
 pub fn measure(
     rt: &mut Runtime,
     quick: bool,
+    faults: &Faults,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(f64, &str),
-) -> Result<StagingTable, LaunchError> {
+) -> Result<StagingTable, StagingError> {
     let total = cost(quick).timed + dtypes(quick).len() * VARIANTS.len();
     let mut done = 0usize;
     let mut step = |msg: &str| {
@@ -205,6 +223,7 @@ pub fn measure(
         for &n in grids(quick) {
             let dims = [n; 3];
             let cells = (n as usize).pow(3);
+            faults.check(FaultOp::Alloc, FaultSection::Staging)?;
             let input = values.resident(rt, cells)?;
             for &r in repeats(quick) {
                 let case = sweep::stencil_case(dims, dtype.as_str(), r);
@@ -218,6 +237,10 @@ pub fn measure(
                 let mut best: [Option<([u32; 3], f64)>; 3] = [None; 3];
                 let mut first: Option<(String, u64)> = None;
                 for p in &plans {
+                    if cancel.is_cancelled() {
+                        return Err(StagingError::Cancelled);
+                    }
+                    faults.check(FaultOp::Launch, FaultSection::Staging)?;
                     step(&format!("staging {case}: {}", label(p)));
                     let (digest, timing) = match dtype {
                         Dtype::F32 => rt.time_stencil_f32(&input, dims, r, p, RUNS)?,
@@ -226,10 +249,10 @@ pub fn measure(
                     match &first {
                         None => first = Some((label(p), digest)),
                         Some((l0, d0)) if *d0 != digest => {
-                            return Err(mismatch(format!(
+                            return Err(StagingError::Launch(mismatch(format!(
                                 "{case}: {} gave output digest {digest:016x}, {l0} {d0:016x}: the variants disagree",
                                 label(p)
-                            )));
+                            ))));
                         }
                         Some(_) => {}
                     }
@@ -240,9 +263,9 @@ pub fn measure(
                     }
                 }
                 let [Some(plain), Some(staged), streaming] = best else {
-                    return Err(mismatch(format!(
+                    return Err(StagingError::Launch(mismatch(format!(
                         "{case}: no plain or no staged block could be launched"
-                    )));
+                    ))));
                 };
                 if best_blocks.is_none() {
                     let stream_block = streaming.map_or(plain.0, |s| s.0);

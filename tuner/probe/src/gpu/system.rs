@@ -11,6 +11,7 @@ fn backend(kind: MemoryKind, e: GpuError) -> BackendError {
             bytes,
             message: format!("{source:?}"),
         },
+        GpuError::Injected(fault) => BackendError::Injected(fault),
         other => BackendError::Launch {
             message: other.to_string(),
         },

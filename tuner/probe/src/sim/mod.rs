@@ -9,6 +9,7 @@ mod model;
 mod noise;
 mod parse;
 mod parse_fields;
+mod replay;
 mod simulator;
 
 pub use config::{
@@ -20,4 +21,5 @@ pub use limits::{
     MAX_CYCLES, MAX_LINE_BYTES, MAX_LOAD_CYCLES, MAX_LOAD_NS, MAX_MEMORY_USE, MAX_READS_PER_SECOND,
     MAX_SETS, MAX_TLB_CHASE_LOADS, MAX_WORK_STEPS, MIN_LINE_BYTES, WORK_BUDGET_STEPS,
 };
+pub use replay::{Replay, ReplayError, ReplayLevel, MAX_REPLAY_ENTRIES};
 pub use simulator::{SimStats, Simulator, READS_IN_FLIGHT_PER_SM};

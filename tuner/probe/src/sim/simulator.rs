@@ -5,6 +5,7 @@ use super::config::SimConfig;
 use super::limits::{MAX_TLB_CHASE_LOADS, TLB_STEP_WEIGHT, WORK_BUDGET_STEPS};
 use super::model::KindModel;
 use super::noise::Noise;
+use crate::fault::{FaultOp, FaultSection, Faults};
 use crate::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
 use memtune_core::profile::{ComputeCapability, DeviceIdentity, MemoryKind};
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ pub struct Simulator {
     noise: Noise,
     stats: SimStats,
     work_budget: u64,
+    faults: Faults,
 }
 
 impl Simulator {
@@ -53,7 +55,23 @@ impl Simulator {
             noise,
             stats: SimStats::default(),
             work_budget: WORK_BUDGET_STEPS,
+            faults: Faults::none(),
         }
+    }
+
+    /// The same, failing the operations `faults` names as the GPU would (`MEMTUNE_FAULT`):
+    /// the simulator allocates nothing, so `alloc` and `launch` of a section both fail its
+    /// calls. Bandwidth and staging are not simulated; faults naming them never fire.
+    pub fn with_faults(mut self, faults: Faults) -> Simulator {
+        self.faults = faults;
+        self
+    }
+
+    /// Fails a call of `section` that `faults` names.
+    fn check_faults(&self, section: FaultSection) -> Result<(), BackendError> {
+        self.faults.check(FaultOp::Alloc, section)?;
+        self.faults.check(FaultOp::Launch, section)?;
+        Ok(())
     }
 
     /// The same, with another bound on [`SimStats::work_steps`]: once past it, every chase
@@ -283,6 +301,7 @@ impl MemorySystem for Simulator {
         self.model(kind)?;
         self.check_sm(sm)?;
         self.check_footprint(kind, footprint_bytes)?;
+        self.check_faults(FaultSection::Tlb(kind))?;
         self.stats.chase_calls += 1;
         let cycles = self.chase_cycles(kind, stride_bytes, footprint_bytes, None)?;
         Ok(self.noise.apply(cycles))
@@ -305,6 +324,7 @@ impl MemorySystem for Simulator {
             });
         }
         self.check_footprint(kind, footprint_bytes.saturating_mul(2))?;
+        self.check_faults(FaultSection::Tlb(kind))?;
         self.stats.pair_calls += 1;
         // Consecutive SMs share a copy: SM i uses copy i / shared_by_sms.
         let shared = self.config.memory_kinds[&kind]
@@ -324,6 +344,7 @@ impl MemorySystem for Simulator {
         let cycles = model.random_read_cycles(region_bytes);
         let walk_limit = model.random_read_walk_limit(region_bytes);
         self.check_footprint(kind, region_bytes)?;
+        self.check_faults(FaultSection::Random(kind))?;
         self.stats.random_access_calls += 1;
         // Latency-bound (every SM keeps its reads in flight); where the levels' miss
         // handling (`walks_in_flight`) limits reads too, the two times per read add up.
@@ -344,6 +365,7 @@ impl MemorySystem for Simulator {
         footprint_bytes: u64,
     ) -> Result<f64, BackendError> {
         let (levels, miss_cycles) = self.cache_levels(path, carveout)?;
+        self.check_faults(FaultSection::Caches)?;
         if stride_bytes == 0 || footprint_bytes == 0 {
             return Err(BackendError::Launch {
                 message: format!(
@@ -392,6 +414,7 @@ impl MemorySystem for Simulator {
                     self.config.name
                 ),
             })?;
+        self.check_faults(FaultSection::Caches)?;
         Ok(self.noise.apply(cycles))
     }
 }
