@@ -64,6 +64,14 @@ impl Bar {
         }
     }
 
+    /// Prints `line` on stderr above the bar (as is where none is drawn).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
     /// Ends with a one-line summary and the time taken.
     pub fn finish(self, summary: &str) {
         if let Some(bar) = &self.bar {

@@ -9,6 +9,7 @@ mod autotuned;
 mod report;
 mod rounds;
 mod row;
+mod steps;
 pub mod sweep;
 mod targets;
 
@@ -26,6 +27,7 @@ use memtune_core::{store, time, MemoryKind, Profile};
 use rounds::tuned_row;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use steps::Steps;
 use sweep::{Check, Row};
 
 /// Timed runs after the warm-up.
@@ -97,11 +99,8 @@ pub fn run(
     quiet: bool,
     write: WriteOptions,
 ) -> Result<Exit, CliError> {
-    let note = |m: &str| {
-        if !quiet {
-            eprintln!("{m}");
-        }
-    };
+    let steps = Steps::new(quiet);
+    let note = |m: &str| steps.note(m);
     // The output folder is made (or refused) before the benchmarks run.
     let out = args.out.as_deref().map(|d| cli::output_dir(d, write));
     let out = out.transpose()?;
@@ -132,9 +131,9 @@ pub fn run(
     let mut reports = Vec::new();
     for w in which {
         let report = match w {
-            Workload::Sampling => bench_sampling(&mut rt, &profile, &Pick::of(args), &note),
-            Workload::Grouping => bench_grouping(&mut rt, &profile, &Pick::of(args), &note),
-            _ => bench_stencil(&mut rt, &profile, args.quick, copy_gbs, &note),
+            Workload::Sampling => bench_sampling(&mut rt, &profile, &Pick::of(args), &steps),
+            Workload::Grouping => bench_grouping(&mut rt, &profile, &Pick::of(args), &steps),
+            _ => bench_stencil(&mut rt, &profile, args.quick, copy_gbs, &steps),
         }
         .map_err(launch_error)?;
         reports.push(report);
@@ -295,7 +294,7 @@ fn bench_sampling(
     rt: &mut Runtime,
     profile: &Profile,
     pick: &Pick,
-    note: &dyn Fn(&str),
+    steps: &Steps,
 ) -> Result<Report, LaunchError> {
     let quick = pick.quick;
     let (free, _) = rt.memory_info()?;
@@ -310,7 +309,7 @@ fn bench_sampling(
         let cases: Vec<(u64, u32)> = match (memory, pick.sizes) {
             (MemoryKind::Device, None) => sweep::sampling_device_cases(free, quick),
             (MemoryKind::Device, Some(_)) => {
-                let sizes = pick.sizes(free / 10 * 8, note, Vec::new());
+                let sizes = pick.sizes(free / 10 * 8, &|m| steps.note(m), Vec::new());
                 [sweep::sampling_reads(false), 64]
                     .iter()
                     .flat_map(|&r| sizes.iter().map(move |&s| (s, r)))
@@ -319,7 +318,7 @@ fn bench_sampling(
             _ => pick
                 .sizes(
                     host_memory_bytes() / 4,
-                    note,
+                    &|m| steps.note(m),
                     sweep::sampling_pinned_sizes(host_memory_bytes(), quick),
                 )
                 .into_iter()
@@ -331,9 +330,9 @@ fn bench_sampling(
         };
         // One buffer of the largest region; smaller regions are its prefixes.
         let region = rt.resident_words(memory, largest / 4, &pattern)?;
-        for &(size, reads) in &cases {
+        for (i, &(size, reads)) in cases.iter().enumerate() {
             let case = format!("{memory} {}, {reads} reads", sweep::bytes(size));
-            note(&format!("sampling {case}"));
+            steps.case(&format!("sampling {memory}"), i, cases.len(), &case);
             let w = SamplingWorkload {
                 region_bytes: size,
                 memory,
@@ -369,6 +368,7 @@ fn bench_sampling(
         }
         drop(region);
     }
+    steps.finish(&format!("{} rows", rows.len()));
     Ok(finish("sampling", SAMPLING_ROUNDS, rows, errors, None))
 }
 
@@ -376,7 +376,7 @@ fn bench_grouping(
     rt: &mut Runtime,
     profile: &Profile,
     pick: &Pick,
-    note: &dyn Fn(&str),
+    steps: &Steps,
 ) -> Result<Report, LaunchError> {
     let quick = pick.quick;
     let (free, _) = rt.memory_info()?;
@@ -386,7 +386,7 @@ fn bench_grouping(
     let device_tables = pick
         .sizes(
             free / 10 * 7,
-            note,
+            &|m| steps.note(m),
             sweep::grouping_table_sizes(free, quick),
         )
         .into_iter()
@@ -396,13 +396,14 @@ fn bench_grouping(
     let pinned_tables = pick
         .sizes(
             host / 4,
-            note,
+            &|m| steps.note(m),
             sweep::grouping_pinned_table_sizes(host, quick),
         )
         .into_iter()
         .filter(|_| pick.wants(MemoryKind::Pinned))
         .map(|t| (t, MemoryKind::Pinned, 0));
-    for (table, table_memory, base_keys) in device_tables.chain(pinned_tables) {
+    let tables: Vec<_> = device_tables.chain(pinned_tables).collect();
+    for (i, &(table, table_memory, base_keys)) in tables.iter().enumerate() {
         let capacity = table / 8;
         // A table of `capacity` buckets holds capacity/2 groups at fill factor 0.5, and there
         // are never more groups than keys: large device tables need that many keys. Pinned
@@ -427,7 +428,7 @@ fn bench_grouping(
             sweep::bytes(table),
             n_keys
         );
-        note(&format!("grouping {case}"));
+        steps.case("grouping", i, tables.len(), &case);
         if grouping_capacity(range, Some(range)).ok() != Some(capacity) {
             errors.push(format!(
                 "{case}: table size is not a capacity the kernels use"
@@ -472,6 +473,7 @@ fn bench_grouping(
             Err(e) => errors.push(format!("{case}: {e}")),
         }
     }
+    steps.finish(&format!("{} rows", rows.len()));
     Ok(finish("grouping", 1, rows, errors, None))
 }
 
@@ -480,13 +482,14 @@ fn bench_stencil(
     profile: &Profile,
     quick: bool,
     copy_gbs: f64,
-    note: &dyn Fn(&str),
+    steps: &Steps,
 ) -> Result<Report, LaunchError> {
     let uuid = rt.identity().uuid.clone();
     let mut rows = Vec::new();
     let mut errors = Vec::new();
-    for dtype in [Dtype::F32, Dtype::F64] {
-        for (dims, repeats) in sweep::stencil_cases(quick) {
+    let cases = sweep::stencil_cases(quick);
+    for (d, dtype) in [Dtype::F32, Dtype::F64].into_iter().enumerate() {
+        for (c, &(dims, repeats)) in cases.iter().enumerate() {
             let cells = dims.iter().map(|&d| d as usize).product::<usize>();
             let words = random_words(cells, 0x57e4 + u64::from(dims[0]));
             // Values in [0, 1): finite sums, no zeros to time on.
@@ -507,7 +510,7 @@ fn bench_stencil(
                 }
             };
             let case = sweep::stencil_case(dims, dtype.as_str(), repeats);
-            note(&format!("stencil {case}"));
+            steps.case("stencil", d * cases.len() + c, 2 * cases.len(), &case);
             let w = StencilWorkload {
                 dims,
                 dtype,
@@ -554,6 +557,7 @@ fn bench_stencil(
             }
         }
     }
+    steps.finish(&format!("{} rows", rows.len()));
     Ok(finish("stencil", 1, rows, errors, Some(copy_gbs)))
 }
 

@@ -5,40 +5,34 @@ use super::Report;
 use crate::plot::{Chart, Series};
 
 pub fn print(r: &Report) {
+    let ms = memtune_core::human::millis;
     println!("\n{}", r.workload);
     println!(
-        "{:<36} {:>10} {:>10} {:>10}  {:<24} {:>10} {:>13} {:>5}",
-        "size",
-        "untuned ms",
-        "tuned ms",
-        "best ms",
-        "best config",
-        "tuned/best",
-        "untuned/tuned",
-        "match"
+        "{:<36} {:>10} {:>10} {:>10}  {:<24} {:>9} {:>12} {:>5}",
+        "size", "untuned", "plan", "best", "best config", "plan/best", "untuned/plan", "match"
     );
     for row in &r.rows {
         println!(
-            "{:<36} {:>10.3} {:>10.3} {:>10.3}  {:<24} {:>10.3} {:>13.3} {:>5}",
+            "{:<36} {:>10} {:>10} {:>10}  {:<24} {:>9.3} {:>12.3} {:>5}",
             row.case,
-            row.untuned.median_ms,
-            row.tuned.median_ms,
-            row.best.median_ms,
+            ms(row.untuned.median_ms),
+            ms(row.tuned.median_ms),
+            ms(row.best.median_ms),
             row.best.config,
             row.tuned_over_best,
             row.untuned_over_tuned,
             if row.results_match { "yes" } else { "NO" }
         );
-        println!("    tuned: {}", row.tuned.config);
+        println!("    plan: {}", row.tuned.config);
         match (&row.autotuned, &row.autotune_error) {
             (Some(a), _) => println!(
-                "    autotuned: {} {:.3} ms (autotuned/best {:.3}, untuned/autotuned {:.3}); {} candidates, tuning {:.1} ms = {:.1} untuned launches",
+                "    autotuned: {} {} (autotuned/best {:.3}, untuned/autotuned {:.3}); {} candidates, tuning {} = {:.1} untuned launches",
                 a.config,
-                a.median_ms,
+                ms(a.median_ms),
                 a.median_ms / row.best.median_ms,
                 row.untuned.median_ms / a.median_ms,
                 a.candidates.len(),
-                a.tuning_ms,
+                ms(a.tuning_ms),
                 a.cost_in_untuned.unwrap_or(f64::NAN)
             ),
             (None, Some(e)) => println!("    autotune failed: {e}"),
