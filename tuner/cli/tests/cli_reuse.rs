@@ -235,3 +235,62 @@ fn a_real_programs_lackey_trace_streams_compressed_and_counts_its_records() {
     assert_eq!(exact["distinct"], lines.len() as u64);
     assert_eq!(exact, run(&["--mode", "exact-cpu-parallel"]));
 }
+
+#[test]
+fn hp_rda_on_the_lackey_fixture_is_within_one_percent_of_exact_and_adjusting_helps() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/traces/true-lackey.txt.gz"
+    );
+    let env = Env::new();
+    let args = ["reuse", path, "--format", "lackey", "--data-only", "--json"];
+    let run = |extra: &[&str]| {
+        let r = env.run(&[&args[..], extra].concat());
+        r.expect(0);
+        r.json()
+    };
+    let exact = run(&[]);
+    let hp = run(&["--mode", "hp-rda", "--compare-exact"]);
+    let raw = run(&["--mode", "hp-rda", "--compare-exact", "--no-adjust"]);
+    for key in ["references", "distinct", "cold"] {
+        assert_eq!(hp[key], exact[key], "{key}");
+    }
+    assert_eq!(hp["hp_rda"]["sub_trace"], 2048);
+    assert_eq!(raw["hp_rda"]["adjust"], false);
+    let (e, e_raw) = (
+        hp["error_vs_exact"].as_f64().unwrap(),
+        raw["error_vs_exact"].as_f64().unwrap(),
+    );
+    assert!(e <= 0.01, "error {e}");
+    assert!(e_raw > 1.2 * e, "no-adjust {e_raw} vs adjusted {e}");
+    assert_eq!(exact.get("error_vs_exact"), None);
+    env.run(&[
+        "reuse",
+        path,
+        "--format",
+        "lackey",
+        "--mode",
+        "hp-rda",
+        "--compare-exact",
+    ])
+    .expect(0)
+    .says("error vs exact-cpu");
+    env.run(&["reuse", path, "--format", "lackey", "--no-adjust"])
+        .expect(2)
+        .says("--mode hp-rda");
+    env.run(&["reuse", path, "--mode", "hp-rda", "--sub-trace", "32"])
+        .expect(2)
+        .says("64");
+    env.run(&[
+        "reuse",
+        path,
+        "--mode",
+        "hp-rda",
+        "--threads-per-block",
+        "1024",
+        "--blocks",
+        "65535",
+    ])
+    .expect(2)
+    .says("launch");
+}

@@ -1,6 +1,7 @@
 //! One entry point for every CPU mode: pick a [`Mode`], stream a source through it.
 
 use super::exact::{check_items, ExactAnalyzer};
+use super::hprda::{HpRdaAnalyzer, HpRdaConfig};
 use super::parallel::ParallelAnalyzer;
 use super::shards::ShardsAnalyzer;
 use super::trace::{AddressSource, SliceSource};
@@ -19,6 +20,9 @@ pub enum Mode {
     ExactCpuParallel,
     /// SHARDS spatial sampling: an estimate in bounded memory.
     Sampled(Sampling),
+    /// HP-RDA (Cui et al.): sub-traces analyzed apart, merged by formula, adjusted; an
+    /// approximation with the GPU algorithm's structure, run on every core.
+    HpRda(HpRdaConfig),
 }
 
 /// SHARDS variant.
@@ -37,6 +41,7 @@ impl Mode {
             Mode::ExactCpu => "exact-cpu",
             Mode::ExactCpuParallel => "exact-cpu-parallel",
             Mode::Sampled(_) => "sampled",
+            Mode::HpRda(_) => "hp-rda",
         }
     }
 }
@@ -46,7 +51,7 @@ impl Mode {
 pub struct Options {
     /// Bytes per item (>= 1): addresses `a` and `b` are one item when `a / g == b / g`.
     pub granularity: u64,
-    /// `ExactCpuParallel` worker threads; 0 uses every core.
+    /// `ExactCpuParallel` and `HpRda` worker threads; 0 uses every core.
     pub threads: usize,
     /// `ExactCpuParallel` references per chunk; 0 for the default.
     pub chunk_len: usize,
@@ -73,6 +78,7 @@ pub enum Analyzer {
     Exact(ExactAnalyzer),
     Parallel(ParallelAnalyzer),
     Sampled(ShardsAnalyzer, Option<u64>),
+    HpRda(HpRdaAnalyzer),
 }
 
 impl Analyzer {
@@ -96,6 +102,13 @@ impl Analyzer {
             Mode::Sampled(Sampling::Budget(n)) => {
                 Analyzer::Sampled(ShardsAnalyzer::with_budget(n)?, limit)
             }
+            Mode::HpRda(config) => {
+                let a = HpRdaAnalyzer::new(config, options.threads)?;
+                Analyzer::HpRda(match limit {
+                    Some(l) => a.with_limit(l),
+                    None => a,
+                })
+            }
         })
     }
 
@@ -107,6 +120,7 @@ impl Analyzer {
                 a.push(items);
                 check_items(a.held(), *limit, "sampled")
             }
+            Analyzer::HpRda(a) => a.push(items),
         }
     }
 
@@ -115,6 +129,7 @@ impl Analyzer {
             Analyzer::Exact(a) => Ok(a.finish()),
             Analyzer::Parallel(a) => a.finish(),
             Analyzer::Sampled(a, _) => Ok(a.finish()),
+            Analyzer::HpRda(a) => a.finish(),
         }
     }
 }

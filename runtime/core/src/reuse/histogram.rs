@@ -151,6 +151,26 @@ impl Histogram {
         let sum: f64 = capacities.iter().map(|&c| (a.at(c) - b.at(c)).abs()).sum();
         sum / capacities.len() as f64
     }
+
+    /// HP-RDA's error rate (Cui et al., §V-C) against `reference`:
+    /// `e = Σ_k |a_k - b_k| / H` over `H` log2 bins, `a_k` and `b_k` the shares of each
+    /// histogram's references in bin `k`. The bins run from distance 0 to the larger of the
+    /// two largest distances; cold references are no bin. 0 when neither has a reuse.
+    pub fn average_bin_error(&self, reference: &Histogram) -> f64 {
+        let (a, b) = (reference.log2_bins(), self.log2_bins());
+        let h = a.len().max(b.len());
+        if h == 0 {
+            return 0.0;
+        }
+        let share = |bins: &[Log2Bin], k: usize, total: u64| {
+            bins.get(k)
+                .map_or(0.0, |b| b.count as f64 / total.max(1) as f64)
+        };
+        let sum: f64 = (0..h)
+            .map(|k| (share(&a, k, reference.references) - share(&b, k, self.references)).abs())
+            .sum();
+        sum / h as f64
+    }
 }
 
 /// Log2 bin of a distance: 0 for 0, else `floor(log2 d) + 1`.

@@ -9,6 +9,7 @@
 //! - [`ChunkSummary`] / [`Merger`]: per-chunk summaries that merge exactly;
 //!   [`parallel`] runs them on every core.
 //! - [`shards`]: SHARDS sampling at a fixed rate or a fixed budget.
+//! - [`hprda`]: HP-RDA, the parallel approximation of Cui et al., on the CPU.
 //! - [`Histogram`]: exact and log2 bins, CDF, miss-ratio curve.
 //!
 //! ```
@@ -27,6 +28,7 @@ pub mod exact;
 mod fenwick;
 mod granularity;
 mod histogram;
+pub mod hprda;
 pub mod levels;
 mod marks;
 pub mod parallel;
@@ -44,6 +46,7 @@ pub use error::ReuseError;
 pub use exact::{ExactAnalyzer, COLD};
 pub use granularity::Granularity;
 pub use histogram::{log2_bin, Histogram, Log2Bin, MissRatioCurve, SampleInfo};
+pub use hprda::{HpRdaAnalyzer, HpRdaConfig};
 pub use parallel::ParallelAnalyzer;
 pub use shards::{sample_hash, ShardsAnalyzer};
 pub use trace::{AddressSource, Format, SliceSource, TraceReader};

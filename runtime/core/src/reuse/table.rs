@@ -71,7 +71,7 @@ impl TimeTable {
         }
     }
 
-    #[cfg(test)]
+    #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<u64> {
         match self.find(key) {
             (i, true) => Some(self.slots[i].time),

@@ -6,7 +6,8 @@
 //! valgrind lackey output; `.gz` and `.zst` files are decompressed as they are read; `-`
 //! reads stdin, and a named pipe streams too. Devices and sockets are refused, and a trace
 //! of more than `--max-records` records is an error, so an endless input ends. One pass
-//! feeds one analyzer per granularity the output needs.
+//! feeds one analyzer per granularity the output needs, and with `--compare-exact` an
+//! exact one beside the chosen mode, for its error by HP-RDA's metric.
 
 use super::render::bytes;
 use super::reuse_replay as replay;
@@ -14,11 +15,15 @@ use super::size;
 use crate::exit::{CliError, Exit};
 use crate::progress::Bar;
 use clap::{Args, ValueEnum};
+use memtune_core::reuse::hprda::{
+    BLOCKS_RANGE, DEFAULT_BLOCKS, DEFAULT_SUB_TRACE, DEFAULT_THREADS_PER_BLOCK, SUB_TRACE_RANGE,
+    THREADS_PER_BLOCK_RANGE,
+};
 use memtune_core::reuse::levels::{self, Prediction};
 use memtune_core::reuse::trace::DEFAULT_MAX_RECORDS;
 use memtune_core::reuse::{
-    AddressSource, Analyzer, Format, Granularity, Histogram, Mode, Options, ReuseError, Sampling,
-    TraceReader,
+    AddressSource, Analyzer, Format, Granularity, Histogram, HpRdaConfig, Mode, Options,
+    ReuseError, Sampling, TraceReader,
 };
 use memtune_core::userio::WriteOptions;
 use memtune_core::{store, userio, ErrorClass, MemoryKind};
@@ -52,6 +57,9 @@ pub enum ReuseMode {
     ExactCpuParallel,
     /// SHARDS spatial sampling (`--rate` or `--budget`): bounded memory, an estimate.
     Sampled,
+    /// HP-RDA (Cui et al.): sub-traces merged by formula and adjusted; an approximation
+    /// with the GPU algorithm's structure, run on every core.
+    HpRda,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -81,6 +89,22 @@ pub struct ReuseArgs {
     /// Sampled: the most sampled items held (memory bound) instead of a rate.
     #[arg(long)]
     pub budget: Option<usize>,
+    /// HP-RDA: references per thread-local sub-trace (ST).
+    #[arg(long, value_name = "ST", value_parser = ranged(SUB_TRACE_RANGE))]
+    pub sub_trace: Option<u64>,
+    /// HP-RDA: sub-traces per block (NB).
+    #[arg(long, value_name = "NB", value_parser = ranged(THREADS_PER_BLOCK_RANGE))]
+    pub threads_per_block: Option<u64>,
+    /// HP-RDA: blocks per launch (NTB); a launch buffers NTB × NB × ST references.
+    #[arg(long, value_name = "NTB", value_parser = ranged(BLOCKS_RANGE))]
+    pub blocks: Option<u64>,
+    /// HP-RDA: leave out the probabilistic adjustment of merged distances.
+    #[arg(long)]
+    pub no_adjust: bool,
+    /// Also run exact-cpu and print the mode's error against it (HP-RDA's metric: mean
+    /// over log2 bins of the difference in share of references; JSON `error_vs_exact`).
+    #[arg(long)]
+    pub compare_exact: bool,
     /// Histogram bins printed and in the JSON.
     #[arg(long, value_enum, default_value = "log2")]
     pub bins: Bins,
@@ -105,6 +129,11 @@ pub struct ReuseArgs {
     pub replay: Option<OsString>,
 }
 
+/// A clap parser for a `usize` range of the core's bounds.
+fn ranged(r: std::ops::RangeInclusive<usize>) -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(*r.start() as u64..=*r.end() as u64)
+}
+
 fn reuse_error(e: ReuseError) -> CliError {
     let exit = match e.class() {
         ErrorClass::Invalid => Exit::InvalidProfile,
@@ -116,11 +145,34 @@ fn reuse_error(e: ReuseError) -> CliError {
 
 fn mode_of(args: &ReuseArgs) -> Result<Mode, CliError> {
     let usage = |m: &str| CliError::new(Exit::Usage, m.to_string());
+    let hp_flags = args.sub_trace.is_some()
+        || args.threads_per_block.is_some()
+        || args.blocks.is_some()
+        || args.no_adjust;
+    if hp_flags && args.mode != ReuseMode::HpRda {
+        return Err(usage(
+            "--sub-trace, --threads-per-block, --blocks and --no-adjust are for --mode hp-rda",
+        ));
+    }
     match (args.mode, args.rate, args.budget) {
         (ReuseMode::Sampled, Some(r), None) => Ok(Mode::Sampled(Sampling::Rate(r))),
         (ReuseMode::Sampled, None, Some(n)) => Ok(Mode::Sampled(Sampling::Budget(n))),
         (ReuseMode::Sampled, None, None) => Ok(Mode::Sampled(Sampling::Rate(0.01))),
         (ReuseMode::Sampled, Some(_), Some(_)) => Err(usage("give --rate or --budget, not both")),
+        (ReuseMode::HpRda, None, None) => {
+            let config = HpRdaConfig {
+                sub_trace: args.sub_trace.map_or(DEFAULT_SUB_TRACE, |v| v as usize),
+                threads_per_block: args
+                    .threads_per_block
+                    .map_or(DEFAULT_THREADS_PER_BLOCK, |v| v as usize),
+                blocks: args.blocks.map_or(DEFAULT_BLOCKS, |v| v as usize),
+                adjust: !args.no_adjust,
+            };
+            config
+                .launch_len()
+                .map_err(|e| CliError::new(Exit::Usage, e.to_string()))?;
+            Ok(Mode::HpRda(config))
+        }
         (_, None, None) => Ok(match args.mode {
             ReuseMode::ExactCpu => Mode::ExactCpu,
             _ => Mode::ExactCpuParallel,
@@ -188,14 +240,18 @@ fn is_fifo(_: &std::fs::Metadata) -> bool {
     false
 }
 
-/// One analyzer per granularity, fed from one pass over the trace.
+/// Histograms by granularity, and the exact one at `--granularity` with `--compare-exact`.
+type Analyzed = (BTreeMap<u64, Histogram>, Option<Histogram>);
+
+/// One analyzer per granularity (and an exact one to compare with), fed from one pass over
+/// the trace.
 fn analyze(
     args: &ReuseArgs,
     mode: Mode,
     granularities: &[u64],
     mut replay: Option<&mut Replay>,
     bar: &mut Bar,
-) -> Result<BTreeMap<u64, Histogram>, CliError> {
+) -> Result<Analyzed, CliError> {
     let format = match args.format {
         TraceFormat::Text => Format::Text,
         TraceFormat::U64 => Format::U64,
@@ -209,9 +265,14 @@ fn analyze(
         .map(|m| m.len());
     let mut reader =
         TraceReader::new(open(&args.trace)?, format).with_max_records(args.max_records);
+    let reference = args
+        .compare_exact
+        .then_some((args.granularity, Mode::ExactCpu));
     let mut analyzers = granularities
         .iter()
-        .map(|&g| {
+        .map(|&g| (g, mode))
+        .chain(reference)
+        .map(|(g, mode)| {
             let options = Options {
                 granularity: g,
                 ..Options::default()
@@ -220,6 +281,7 @@ fn analyze(
         })
         .collect::<Result<Vec<_>, ReuseError>>()
         .map_err(reuse_error)?;
+    let exact = reference.map(|_| analyzers.len() - 1);
     let (mut batch, mut items) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
     let mut read = 0u64;
     loop {
@@ -241,10 +303,17 @@ fn analyze(
         let fraction = total_bytes.map_or(0.0, |t| reader.bytes() as f64 / t.max(1) as f64);
         bar.update(fraction, &format!("{read} references"));
     }
-    analyzers
-        .into_iter()
-        .map(|(g, _, a)| Ok((g, a.finish().map_err(reuse_error)?)))
-        .collect()
+    let mut histograms = BTreeMap::new();
+    let mut reference = None;
+    for (i, (g, _, a)) in analyzers.into_iter().enumerate() {
+        let h = a.finish().map_err(reuse_error)?;
+        if Some(i) == exact {
+            reference = Some(h);
+        } else {
+            histograms.insert(g, h);
+        }
+    }
+    Ok((histograms, reference))
 }
 
 pub fn run(
@@ -276,10 +345,11 @@ pub fn run(
     granularities.sort_unstable();
     granularities.dedup();
     let mut bar = Bar::new("reuse", quiet || json_out);
-    let histograms = analyze(args, mode, &granularities, replay.as_mut(), &mut bar)?;
+    let (histograms, reference) = analyze(args, mode, &granularities, replay.as_mut(), &mut bar)?;
     let main = histograms
         .get(&args.granularity)
         .ok_or_else(|| CliError::new(Exit::Internal, "no histogram at the asked granularity"))?;
+    let error = reference.as_ref().map(|r| main.average_bin_error(r));
     let predictions = levels::predict(&profile_levels, |g| histograms.get(&g));
     let checks = replay
         .as_ref()
@@ -298,12 +368,21 @@ pub fn run(
     }
     if json_out {
         let mut doc = to_json(args, mode, main, &predictions);
+        if let (Value::Object(map), Some(e)) = (&mut doc, error) {
+            map.insert("error_vs_exact".into(), json!(e));
+        }
         if let (Value::Object(map), Some(sim)) = (&mut doc, &args.replay) {
             map.insert("replay".into(), replay::to_json(sim, &checks));
         }
         super::commands::print_json(&doc);
     } else {
         print_table(args, mode, main, &predictions);
+        if let Some(e) = error {
+            println!(
+                "\nerror vs exact-cpu: {:.4}% (mean over log2 bins of |share difference|)",
+                100.0 * e
+            );
+        }
         if let Some(sim) = &args.replay {
             replay::print(sim, args.memory, &checks);
         }
@@ -319,6 +398,15 @@ fn to_json(args: &ReuseArgs, mode: Mode, h: &Histogram, predictions: &[Predictio
             map.insert("log2_bins".into(), json!(h.log2_bins()));
         }
         map.insert("mode".into(), json!(mode.name()));
+        if let Mode::HpRda(c) = mode {
+            let hp = json!({
+                "sub_trace": c.sub_trace,
+                "threads_per_block": c.threads_per_block,
+                "blocks": c.blocks,
+                "adjust": c.adjust,
+            });
+            map.insert("hp_rda".into(), hp);
+        }
         map.insert("granularity".into(), json!(args.granularity));
         map.insert("miss_ratio_curve".into(), json!(curve(h)));
         if args.profile.is_some() {
