@@ -1,12 +1,12 @@
 //! Reuse-distance trace readers: text, u64 and lackey, plain or through the gzip and zstd
-//! decoders `cargo tune reuse` uses, analyzed exactly and sampled. The first byte picks the
-//! format and the wrapping; the rest is the trace. Errors, never panics; at most
-//! `MAX_ADDRESSES` addresses are read, so a decompression bomb stays cheap.
+//! decoders `cargo tune reuse` uses, analyzed exactly, by merged chunk summaries and sampled.
+//! The first byte picks the format and the wrapping; the rest is the trace. Errors, never
+//! panics; at most `MAX_ADDRESSES` addresses are read, so a decompression bomb stays cheap.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use memtune_core::reuse::{
-    analyze_slice, AddressSource, Format, Mode, Options, Sampling, TraceReader,
+    analyze_slice, merge, summarize, AddressSource, Format, Mode, Options, Sampling, TraceReader,
 };
 use std::io::{BufRead, BufReader, Cursor, Read};
 
@@ -44,18 +44,14 @@ fuzz_target!(|data: &[u8]| {
     let exact = analyze_slice(&addresses, Mode::ExactCpu, &Options::default())
         .expect("a trace that reads analyzes");
     assert_eq!(exact.references, addresses.len() as u64);
-    // One worker and short chunks: the chunk summaries and their merge on a small trace.
-    // (Each chunk is a thread start: chunks of one or two references made a run 15 ms.)
-    let chunked = Options {
-        threads: 1,
-        chunk_len: 8 + usize::from(selector) % 57,
-        ..Options::default()
-    };
-    let parallel = analyze_slice(&addresses, Mode::ExactCpuParallel, &chunked)
-        .expect("the chunked analysis runs");
+    // Chunk summaries merged in order must give the sequential histogram: the parallel
+    // mode's merge, here without its threads (one thread per chunk made a run milliseconds).
+    let chunk_len = 1 + usize::from(selector) % 97;
+    let summaries: Vec<_> = addresses.chunks(chunk_len).map(summarize).collect();
+    let merged = merge(&summaries).expect("summaries of a trace merge");
     assert_eq!(
-        parallel, exact,
-        "parallel and sequential exact analyses agree"
+        merged, exact,
+        "merged chunk summaries equal the sequential analysis"
     );
     let _ = analyze_slice(
         &addresses,
