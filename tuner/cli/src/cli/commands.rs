@@ -159,7 +159,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Some(Command::Reuse(args)) => super::reuse::run(&args, ctx.json, ctx.quiet, ctx.write),
         Some(Command::Trace(args)) => super::trace::run(&args, ctx.quiet, ctx.write),
         Some(Command::Report(args)) => super::report::run(&ctx, &args),
-        Some(Command::Infer(args)) => super::infer::run(&args, ctx.json, ctx.write),
+        Some(Command::Infer(args)) => super::infer::run(&args, (ctx.json, ctx.quiet), ctx.write),
         Some(Command::Decisions(cmd)) => {
             super::decisions::run(&cmd, ctx.json, ctx.quiet, &ctx.project_root, ctx.write)
         }

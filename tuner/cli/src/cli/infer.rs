@@ -9,6 +9,7 @@ use super::files::input_error;
 use super::render::bytes;
 use crate::exit::{CliError, Exit};
 use crate::plot;
+use crate::progress::Bar;
 use clap::{Args, ValueEnum};
 use memtune_core::profile::{MemoryKind, TlbKind};
 use memtune_core::userio::WriteOptions;
@@ -57,7 +58,11 @@ fn import_error(e: ImportError) -> CliError {
     }
 }
 
-pub fn run(args: &InferArgs, json_out: bool, write: WriteOptions) -> Result<Exit, CliError> {
+pub fn run(
+    args: &InferArgs,
+    (json_out, quiet): (bool, bool),
+    write: WriteOptions,
+) -> Result<Exit, CliError> {
     let clock_mhz = match args.clock_mhz {
         Some(c) if !(c.is_finite() && c > 0.0) => {
             return Err(CliError::new(
@@ -71,11 +76,20 @@ pub fn run(args: &InferArgs, json_out: bool, write: WriteOptions) -> Result<Exit
         CurveFormat::Seed => Format::Seed,
         CurveFormat::Long => Format::Long,
     });
+    // Reading large files and inferring several kinds can take seconds.
+    let mut bar = Bar::new("infer", quiet || json_out);
+    bar.update(0.0, "reading the curves");
     let imported = import::import_files(&args.files, format, args.kind).map_err(import_error)?;
+    let kinds = imported.kinds.len().max(1);
     let inferred: Vec<(MemoryKind, &KindCurves, TlbKind)> = imported
         .kinds
         .iter()
-        .map(|(&kind, curves)| {
+        .enumerate()
+        .map(|(i, (&kind, curves))| {
+            bar.update(
+                0.2 + 0.8 * i as f64 / kinds as f64,
+                &format!("{kind} memory"),
+            );
             let tlb = infer_tlb_in(
                 curves.curves.clone(),
                 &curves.ranges(),
@@ -85,6 +99,12 @@ pub fn run(args: &InferArgs, json_out: bool, write: WriteOptions) -> Result<Exit
             (kind, curves, tlb)
         })
         .collect();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    bar.finish(&format!(
+        "{} read, {} inferred",
+        plural(imported.files.len(), "file"),
+        plural(inferred.len(), "memory kind")
+    ));
     if let Some(dir) = &args.plot {
         // Checked before anything is written, as every verb's outputs are.
         let dir = super::files::output_dir(dir, write)?;

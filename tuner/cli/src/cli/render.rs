@@ -4,20 +4,9 @@ use memtune_core::human::{bandwidth, rate};
 use memtune_core::profile::{MemoryKind, Profile, Section};
 use std::fmt::Write;
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
-/// Formats a byte count with the largest binary unit that keeps it whole, e.g. `2 MiB`.
+/// A byte count in binary units, as everything memtune prints ([`memtune_core::human::bytes`]).
 pub fn bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b;
-    let mut unit = 0;
-    while unit + 1 < UNITS.len() && v >= 1024 && v % 1024 == 0 {
-        v /= 1024;
-        unit += 1;
-    }
-    format!("{v} {}", UNITS[unit])
+    memtune_core::human::bytes(b)
 }
 
 pub fn profile(p: &Profile) -> String {
@@ -36,7 +25,7 @@ pub fn profile(p: &Profile) -> String {
     let _ = writeln!(
         s,
         "  global memory {}, L2 {}, shared memory {} per block ({} opt-in), {} per SM",
-        gib(d.global_memory_bytes),
+        bytes(d.global_memory_bytes),
         bytes(d.l2_bytes),
         bytes(d.shared_memory_per_block_bytes),
         bytes(d.shared_memory_per_block_optin_bytes),
@@ -222,8 +211,8 @@ mod tests {
     fn byte_units() {
         assert_eq!(bytes(2 << 20), "2 MiB");
         assert_eq!(bytes(3 << 30), "3 GiB");
-        assert_eq!(bytes(1536), "1536 B");
-        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1536), "1.50 KiB");
+        assert_eq!(bytes(28232 << 10), "27.57 MiB");
     }
 
     #[test]
