@@ -147,9 +147,9 @@ pub(crate) fn plan_with_hedge(
     reasons.push(format!(
         "input read from {} memory at {} ({}); device buffer at {} ({})",
         workload.input_memory,
-        gb_per_s(input.bytes_per_second),
+        crate::human::bandwidth(input.bytes_per_second),
         input.source,
-        gb_per_s(device.bytes_per_second),
+        crate::human::bandwidth(device.bytes_per_second),
         device.source
     ));
 
@@ -446,6 +446,3 @@ fn device_rate(profile: &Profile) -> Rate {
     }
 }
 
-fn gb_per_s(bytes_per_second: f64) -> String {
-    format!("{:.1} GB/s", bytes_per_second / 1e9)
-}
