@@ -445,4 +445,3 @@ fn device_rate(profile: &Profile) -> Rate {
         source: "assumed; bandwidth not measured, run `cargo tune`".to_string(),
     }
 }
-
