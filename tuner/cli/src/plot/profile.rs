@@ -65,6 +65,13 @@ fn with_noise_band(points: Vec<(f64, f64)>) -> Vec<Point> {
         .collect()
 }
 
+/// Chase points as `(footprint, cycles per load)`, in footprint order.
+fn by_footprint(points: impl Iterator<Item = (u64, f64)>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = points.map(|(f, c)| (f as f64, c)).collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
 const CHASE_NOTE: &str =
     "bands: ±2σ of each curve's point-to-point noise; dashed: inferred levels (confidence 0-1)";
 
@@ -74,12 +81,11 @@ pub fn tlb_chart(device: &str, kind: MemoryKind, tlb: &TlbKind) -> Figure {
         .curves
         .iter()
         .map(|c| {
-            let mut points: Vec<(f64, f64)> = c
-                .points
-                .iter()
-                .map(|p| (p.footprint_bytes as f64, p.cycles_per_load))
-                .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let points = by_footprint(
+                c.points
+                    .iter()
+                    .map(|p| (p.footprint_bytes, p.cycles_per_load)),
+            );
             Curve::new(
                 format!("stride {}", bytes(c.stride_bytes)),
                 with_noise_band(points),
@@ -153,12 +159,11 @@ pub fn cache_chart(device: &str, path: CachePath, caches: &CacheHierarchy) -> Op
         .iter()
         .filter(|c| c.path == path && c.kind == CacheCurveKind::Footprint)
         .map(|c| {
-            let mut points: Vec<(f64, f64)> = c
-                .points
-                .iter()
-                .map(|p| (p.footprint_bytes as f64, p.cycles_per_load))
-                .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let points = by_footprint(
+                c.points
+                    .iter()
+                    .map(|p| (p.footprint_bytes, p.cycles_per_load)),
+            );
             Curve::new(c.carveout.to_string(), with_noise_band(points))
         })
         .collect();
