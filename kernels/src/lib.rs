@@ -276,6 +276,51 @@ pub mod zero_copy {
     }
 }
 
+/// Exact reuse distances from next uses (`runtime/core/src/reuse/nextuse.rs` models them on
+/// the CPU). Every kernel takes blocks of [`reuse::BLOCK`] threads, one per entry.
+pub mod reuse {
+    use super::KernelSource;
+
+    /// Threads per block, and entries per tile of the shared-memory sorts.
+    pub const BLOCK: u32 = 1024;
+    /// `memtune_reuse_tile_items(items: *mut u64, positions: *mut u32, n: u32)`
+    pub const TILE_ITEMS: &str = "memtune_reuse_tile_items";
+    /// `memtune_reuse_merge_items(items, positions, items_out, positions_out, n: u32, width: u32)`
+    pub const MERGE_ITEMS: &str = "memtune_reuse_merge_items";
+    /// `memtune_reuse_next(items, positions, n, base, total, next: *mut u32)`
+    pub const NEXT: &str = "memtune_reuse_next";
+    /// `memtune_reuse_resolve(items, positions, n, base, total, next, later_items, later_positions, later_n)`
+    pub const RESOLVE: &str = "memtune_reuse_resolve";
+    /// `memtune_reuse_iota(positions: *mut u32, counts: *mut u32, n: u32, base: u32)`
+    pub const IOTA: &str = "memtune_reuse_iota";
+    /// `memtune_reuse_tile_next(next, positions, counts, n: u32)`
+    pub const TILE_NEXT: &str = "memtune_reuse_tile_next";
+    /// `memtune_reuse_merge_next(next, positions, counts, next_out, positions_out, counts_out, n, width)`
+    pub const MERGE_NEXT: &str = "memtune_reuse_merge_next";
+    /// `memtune_reuse_count_later(next, counts, n, later_next, later_n)`
+    pub const COUNT_LATER: &str = "memtune_reuse_count_later";
+    /// `memtune_reuse_distance(next, positions, counts, n, total, distances: *mut u32)`
+    pub const DISTANCE: &str = "memtune_reuse_distance";
+    /// The distance written for a last use (no reuse follows it).
+    pub const NO_REUSE: u32 = u32::MAX;
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "reuse.cu",
+        source: include_str!("../cuda/reuse.cu"),
+        entries: &[
+            TILE_ITEMS,
+            MERGE_ITEMS,
+            NEXT,
+            RESOLVE,
+            IOTA,
+            TILE_NEXT,
+            MERGE_NEXT,
+            COUNT_LATER,
+            DISTANCE,
+        ],
+    };
+}
+
 /// Every kernel source of this crate.
 pub const SOURCES: &[KernelSource] = &[
     pointer_chase::SOURCE,
@@ -286,4 +331,5 @@ pub const SOURCES: &[KernelSource] = &[
     grouping::SOURCE,
     stencil::SOURCE,
     zero_copy::SOURCE,
+    reuse::SOURCE,
 ];

@@ -10,6 +10,7 @@ pub mod device;
 pub mod gpu;
 pub mod launch;
 pub mod replan;
+pub mod reuse;
 pub mod space;
 pub mod tuned;
 

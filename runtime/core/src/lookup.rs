@@ -240,16 +240,10 @@ pub fn resolve(config: &LookupConfig, wanted: &Wanted) -> Result<Resolved, Profi
     }
 
     if let Some(model) = &wanted.model {
-        for store in project.iter().chain(cache.iter()) {
-            for entry in store.list()? {
-                match entry.profile {
-                    Ok(p) if !p.is_simulated() && p.device.model() == *model => {
-                        return Ok(found(p, Source::SameModel(entry.path), warnings));
-                    }
-                    Ok(_) => {}
-                    Err(e) => warnings.push(format!("skipped invalid profile: {e}")),
-                }
-            }
+        if let Some((path, p)) =
+            same_model(project.iter().chain(cache.iter()), model, &mut warnings)?
+        {
+            return Ok(found(p, Source::SameModel(path), warnings));
         }
     }
 
@@ -262,6 +256,28 @@ pub fn resolve(config: &LookupConfig, wanted: &Wanted) -> Result<Resolved, Profi
         source: Source::BuiltinDefault,
         warnings,
     })
+}
+
+/// The first measured (not simulated) profile of a GPU of `model` in `stores`, in their
+/// order: the lookup chain's [`Source::SameModel`] step. Invalid files on the way are
+/// skipped, each with a line in `warnings`.
+pub fn same_model<'a>(
+    stores: impl IntoIterator<Item = &'a Store>,
+    model: &DeviceModel,
+    warnings: &mut Vec<String>,
+) -> Result<Option<(PathBuf, Profile)>, ProfileError> {
+    for store in stores {
+        for entry in store.list()? {
+            match entry.profile {
+                Ok(p) if !p.is_simulated() && p.device.model() == *model => {
+                    return Ok(Some((entry.path, p)));
+                }
+                Ok(_) => {}
+                Err(e) => warnings.push(format!("skipped invalid profile: {e}")),
+            }
+        }
+    }
+    Ok(None)
 }
 
 fn found(profile: Profile, source: Source, warnings: Vec<String>) -> Resolved {

@@ -1,12 +1,30 @@
 //! Progress on stderr, drawn by indicatif: on a terminal a bar with the step, the elapsed
 //! time and an estimate of what is left; when stderr is not a terminal (logs, pipes), with
 //! `--quiet` or with `--json`, no progress at all, only each step's closing summary (and
-//! not even that when quiet).
+//! not even that when quiet). Every bar belongs to one process-wide [`MultiProgress`], so
+//! the bars of GPUs probed at once stack instead of overwriting each other, and lines
+//! printed while they run go above them.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
+
+/// The bars drawn now; made with the first drawn bar.
+static BARS: OnceLock<MultiProgress> = OnceLock::new();
+
+fn bars() -> &'static MultiProgress {
+    BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+}
+
+/// Prints `line` on stderr, above the bars where any are drawn.
+pub fn eprint_line(line: &str) {
+    match BARS.get() {
+        Some(bars) => bars.suspend(|| eprintln!("{line}")),
+        None => eprintln!("{line}"),
+    }
+}
 
 /// Set once by the command line: `--json` output wants no progress on stderr.
 static HIDDEN: AtomicBool = AtomicBool::new(false);
@@ -34,7 +52,10 @@ impl Bar {
         let label = label.into();
         let drawn = !quiet && !HIDDEN.load(Ordering::Relaxed) && std::io::stderr().is_terminal();
         let bar = drawn.then(|| {
-            let bar = ProgressBar::with_draw_target(Some(STEPS), ProgressDrawTarget::stderr());
+            let bar = bars().add(ProgressBar::with_draw_target(
+                Some(STEPS),
+                ProgressDrawTarget::hidden(),
+            ));
             // The template is a constant: a bad one is a bug caught by the tests.
             if let Ok(style) = ProgressStyle::with_template(TEMPLATE) {
                 bar.set_style(style.progress_chars("#>-"));
@@ -66,20 +87,28 @@ impl Bar {
 
     /// Prints `line` on stderr above the bar (as is where none is drawn).
     pub fn println(&self, line: &str) {
-        match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
-        }
+        eprint_line(line);
     }
 
     /// Ends with a one-line summary and the time taken.
-    pub fn finish(self, summary: &str) {
-        if let Some(bar) = &self.bar {
+    pub fn finish(mut self, summary: &str) {
+        if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
+            bars().remove(&bar);
         }
         if !self.quiet {
             let secs = self.started.elapsed().as_secs_f64();
-            eprintln!("{}: {summary} ({secs:.1} s)", self.label);
+            eprint_line(&format!("{}: {summary} ({secs:.1} s)", self.label));
+        }
+    }
+}
+
+impl Drop for Bar {
+    /// A bar left unfinished (an error, Ctrl-C) leaves the stack too.
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+            bars().remove(&bar);
         }
     }
 }
@@ -97,6 +126,27 @@ mod tests {
         // Under `cargo test`, stderr is captured: not a terminal, so no bar either.
         if !std::io::stderr().is_terminal() {
             assert!(!Bar::new("y", false).is_drawn());
+        }
+    }
+
+    #[test]
+    fn quiet_bars_of_gpus_probed_at_once_are_not_drawn() {
+        std::thread::scope(|scope| {
+            for gpu in 0..4 {
+                scope.spawn(move || {
+                    let mut bar = Bar::new(format!("GPU {gpu}: caches"), true);
+                    assert!(!bar.is_drawn());
+                    bar.update(0.5, "half");
+                    bar.println("a note");
+                    bar.finish("done");
+                    // Dropped unfinished, as on an error.
+                    assert!(!Bar::new(format!("GPU {gpu}: staging"), true).is_drawn());
+                });
+            }
+        });
+        // No bar drawn anywhere (stderr is no terminal here): the shared stack is never made.
+        if !std::io::stderr().is_terminal() {
+            assert!(BARS.get().is_none());
         }
     }
 

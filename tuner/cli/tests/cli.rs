@@ -81,6 +81,7 @@ fn without_a_gpu_tune_and_devices_exit_3_and_write_nothing() {
     // Every GPU verb names the way on without a GPU: simulate, import, the exit codes.
     for verb in [
         &[][..],
+        &["--one-at-a-time"],
         &["probe", "-o", "p.json"],
         &["bench", "all"],
         &["chase"],

@@ -294,3 +294,48 @@ fn hp_rda_on_the_lackey_fixture_is_within_one_percent_of_exact_and_adjusting_hel
     .expect(2)
     .says("launch");
 }
+
+#[test]
+fn exact_gpu_gives_the_exact_histogram_or_says_there_is_no_gpu() {
+    let env = Env::new();
+    let trace = env.file("t.txt", &cycle(16, 5));
+    let r = env.run(&[
+        "reuse",
+        trace.to_str().unwrap(),
+        "--mode",
+        "exact-gpu",
+        "--gpus",
+        "0",
+        "--json",
+        "--bins",
+        "exact",
+    ]);
+    let gpu = std::env::var("MEMTUNE_GPU_TESTS").as_deref() == Ok("1");
+    if gpu || r.code() == 0 {
+        r.expect(0);
+        let doc = r.json();
+        assert_eq!(doc["mode"], "exact-gpu");
+        assert_eq!(doc["histogram"], serde_json::json!([[15, 64]]));
+        assert_eq!(doc["cold"], 16);
+        assert_eq!(doc["gpu"]["parts"][0]["references"], 80);
+    } else {
+        r.expect(3);
+        assert!(r.stderr().contains("exact-gpu"), "{}", r.stderr());
+    }
+}
+
+#[test]
+fn gpu_flags_are_refused_outside_exact_gpu_and_bad_lists_are_named() {
+    let env = Env::new();
+    let trace = env.file("t.txt", &cycle(4, 2));
+    let t = trace.to_str().unwrap();
+    let r = env.run(&["reuse", t, "--gpus", "0"]);
+    r.expect(2);
+    assert!(r.stderr().contains("--mode exact-gpu"), "{}", r.stderr());
+    let r = env.run(&["reuse", t, "--mode", "exact-gpu", "--gpus", "0,x"]);
+    r.expect(2);
+    assert!(r.stderr().contains("--gpus 0,x"), "{}", r.stderr());
+    let r = env.run(&["reuse", t, "--mode", "exact-gpu", "--gpus", "1,1"]);
+    r.expect(2);
+    assert!(r.stderr().contains("named twice"), "{}", r.stderr());
+}

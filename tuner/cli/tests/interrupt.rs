@@ -35,7 +35,30 @@ const LONG: &str = r#"{
   "noise": { "jitter": 0.05, "outlier_rate": 0.01, "seed": 3 }
 }"#;
 
-/// Starts the long probe writing to `out`, sends SIGINT after `after`, and returns the
+/// Waits until process `pid` catches SIGINT (its handler is installed, so the probe has
+/// begun): read from `/proc/PID/status` where there is one, else `fallback` of sleep. A
+/// fixed sleep alone would let a fast machine finish the probe first.
+fn wait_for_handler(pid: u32, fallback: Duration) {
+    let status = format!("/proc/{pid}/status");
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        let Ok(text) = std::fs::read_to_string(&status) else {
+            std::thread::sleep(fallback);
+            return;
+        };
+        let caught = text
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok());
+        // SIGINT is signal 2: bit 1 of the mask.
+        if caught.is_some_and(|m| m & (1 << 1) != 0) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Starts the long probe writing to `out`, sends SIGINT once it handles it, and returns the
 /// exit code, stdout and stderr, and how long it took to end after the signal.
 fn interrupt(env: &Env, out: &str, after: Duration) -> (i32, String, String, Duration) {
     let config = env.file("long.json", LONG);
@@ -53,7 +76,7 @@ fn interrupt(env: &Env, out: &str, after: Duration) -> (i32, String, String, Dur
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(after);
+    wait_for_handler(child.id(), after);
     assert!(
         child.try_wait().unwrap().is_none(),
         "the probe ended before the signal: make LONG longer"

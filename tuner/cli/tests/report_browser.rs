@@ -97,18 +97,20 @@ fn the_report_renders_in_chromium_without_console_errors() {
     let work = tempfile::tempdir().expect("temp dir");
     let html = work.path().join("report.html");
     let cache = work.path().join("cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-tune"))
-        .current_dir(work.path())
-        .env("MEMTUNE_CACHE_DIR", &cache)
-        .arg("report")
-        .arg("--path")
-        .arg(&profile)
-        .arg("--bench")
-        .arg(&run)
-        .arg("-o")
-        .arg(&html)
-        .output()
-        .expect("cargo-tune runs");
+    let out = Command::new(memtune_tests::cargo_tune_bin(env!(
+        "CARGO_BIN_EXE_cargo-tune"
+    )))
+    .current_dir(work.path())
+    .env("MEMTUNE_CACHE_DIR", &cache)
+    .arg("report")
+    .arg("--path")
+    .arg(&profile)
+    .arg("--bench")
+    .arg(&run)
+    .arg("-o")
+    .arg(&html)
+    .output()
+    .expect("cargo-tune runs");
     assert!(
         out.status.success(),
         "{}",

@@ -31,6 +31,7 @@ mod histogram;
 pub mod hprda;
 pub mod levels;
 mod marks;
+pub mod nextuse;
 pub mod parallel;
 mod parse;
 pub mod shards;

@@ -431,7 +431,9 @@ fn bench_grouping(
         steps.case("grouping", i, tables.len(), &case);
         if grouping_capacity(range, Some(range)).ok() != Some(capacity) {
             errors.push(format!(
-                "{case}: table size is not a capacity the kernels use"
+                "{case}: grouping tables are powers of two (the kernels' capacities); give {} or {} to --sizes",
+                sweep::bytes(table.next_power_of_two() / 2),
+                sweep::bytes(table.next_power_of_two())
             ));
             continue;
         }

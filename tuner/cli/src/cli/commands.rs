@@ -1,7 +1,8 @@
 //! The verbs of `cargo tune`: the context every verb shares and the dispatch to them. The
-//! probing verbs are in `tune.rs`, the verbs on stored profiles in `profiles.rs`.
+//! probing verbs are in `tune.rs` and `tune_gpus.rs`, the verbs on stored profiles in
+//! `profiles.rs`.
 
-use super::{profiles, tune};
+use super::{profiles, tune, tune_gpus};
 use super::{Cli, Command};
 use crate::exit::{CliError, Exit};
 use memtune::device;
@@ -42,9 +43,10 @@ impl Ctx {
         })
     }
 
+    /// A line on stderr (above any progress bars), unless quiet.
     pub(super) fn note(&self, msg: &str) {
         if !self.quiet {
-            eprintln!("{msg}");
+            crate::progress::eprint_line(msg);
         }
     }
 
@@ -129,7 +131,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         },
     };
     match cli.command {
-        None => tune::tune(&ctx, &cli.tune),
+        None => tune_gpus::tune(&ctx, &cli.tune),
         Some(Command::Devices) => profiles::devices(&ctx),
         Some(Command::List) => profiles::list(&ctx),
         Some(Command::Show { uuid, path, plot }) => {

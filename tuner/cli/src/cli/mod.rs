@@ -13,10 +13,12 @@ mod raw;
 mod render;
 mod report;
 mod reuse;
+mod reuse_gpu;
 mod reuse_replay;
 pub mod size;
 mod trace;
 mod tune;
+mod tune_gpus;
 
 pub use crate::exit::{CliError, Exit};
 pub(crate) use commands::{env_error, gpu_ordinal};
@@ -69,6 +71,10 @@ pub struct TuneArgs {
     /// names, else every visible GPU).
     #[arg(long, value_name = "ORDINAL")]
     pub device: Option<usize>,
+    /// Probe the GPUs one after another instead of all at once (one worker thread each),
+    /// e.g. for sections that must not share the host link.
+    #[arg(long)]
+    pub one_at_a_time: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -32,7 +32,7 @@ pub struct ProbeArgs {
     #[arg(long, value_parser = size::parse, value_name = "SIZE")]
     pub max_device: Option<u64>,
     /// Upper bound on pinned host memory taken (default: a quarter of the available host
-    /// memory, at most 8 GiB).
+    /// memory, shared among the GPUs probed at once, at most 8 GiB each).
     #[arg(long, value_parser = size::parse, value_name = "SIZE")]
     pub max_pinned: Option<u64>,
     /// Upper bound on managed memory taken (default and ceiling: half the free device

@@ -10,7 +10,7 @@ use crate::exit::{CliError, Exit};
 use memtune::device;
 use memtune_core::codec;
 use memtune_core::lookup;
-use memtune_core::profile::Profile;
+use memtune_core::profile::{DeviceIdentity, Profile};
 use memtune_core::store::{self, Store};
 use memtune_core::userio;
 use serde_json::json;
@@ -29,26 +29,42 @@ pub(super) fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
         ),
         other => other.into(),
     })?;
-    let cache = ctx.cache()?;
+    let stores: Vec<Store> = [Some(ctx.project()), ctx.cache()?]
+        .into_iter()
+        .flatten()
+        .collect();
     let stored = |uuid: &str| -> Option<PathBuf> {
-        [Some(ctx.project()), cache.clone()]
-            .into_iter()
-            .flatten()
-            .map(|s| s.path_for(uuid))
-            .find(|p| p.exists())
+        stores.iter().map(|s| s.path_for(uuid)).find(|p| p.exists())
     };
+    // Where a GPU has none of its own, the profile of another GPU of its model that the
+    // lookup chain would use. A listing, so a store it cannot read just shows none.
+    let same_model = |d: &DeviceIdentity| -> Option<PathBuf> {
+        let mut skipped = Vec::new();
+        lookup::same_model(&stores, &d.model(), &mut skipped)
+            .ok()
+            .flatten()
+            .map(|(path, _)| path)
+    };
+    let found: Vec<(Option<PathBuf>, Option<PathBuf>)> = ids
+        .iter()
+        .map(|d| match stored(&d.uuid) {
+            Some(own) => (Some(own), None),
+            None => (None, same_model(d)),
+        })
+        .collect();
     if ctx.json {
         let items: Vec<_> = ids
             .iter()
+            .zip(&found)
             .enumerate()
-            .map(|(i, d)| {
-                let profile = opt_path_json(stored(&d.uuid).as_deref());
-                json!({"ordinal": i, "identity": d, "profile": profile})
+            .map(|(i, (d, (own, twin)))| {
+                json!({"ordinal": i, "identity": d, "profile": opt_path_json(own.as_deref()),
+                    "same_model_profile": opt_path_json(twin.as_deref())})
             })
             .collect();
         print_json(&json!({ "devices": items }));
     } else {
-        for (i, d) in ids.iter().enumerate() {
+        for (i, (d, found)) in ids.iter().zip(&found).enumerate() {
             println!("GPU {i}: {} (UUID: {})", d.name, d.uuid);
             println!(
                 "  sm_{}{}, {} SMs, {:.1} GiB, L2 {} MiB, driver {}",
@@ -59,9 +75,12 @@ pub(super) fn devices(ctx: &Ctx) -> Result<Exit, CliError> {
                 d.l2_bytes >> 20,
                 d.driver_version
             );
-            match stored(&d.uuid) {
-                Some(p) => println!("  profile: {}", p.display()),
-                None => println!("  profile: none (run `cargo tune`)"),
+            match found {
+                (Some(p), _) => println!("  profile: {}", p.display()),
+                (None, Some(p)) => {
+                    println!("  profile: none of its own; same model: {}", p.display())
+                }
+                (None, None) => println!("  profile: none (run `cargo tune`)"),
             }
         }
     }

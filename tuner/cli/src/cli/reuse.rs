@@ -7,9 +7,11 @@
 //! reads stdin, and a named pipe streams too. Devices and sockets are refused, and a trace
 //! of more than `--max-records` records is an error, so an endless input ends. One pass
 //! feeds one analyzer per granularity the output needs, and with `--compare-exact` an
-//! exact one beside the chosen mode, for its error by HP-RDA's metric.
+//! exact one beside the chosen mode, for its error by HP-RDA's metric. `--mode exact-gpu`
+//! holds the trace and analyzes it on GPUs (`reuse_gpu.rs`).
 
 use super::render::bytes;
+use super::reuse_gpu::{self, Engine, GpuReport, Method};
 use super::reuse_replay as replay;
 use super::size;
 use crate::exit::{CliError, Exit};
@@ -22,8 +24,8 @@ use memtune_core::reuse::hprda::{
 use memtune_core::reuse::levels::{self, Prediction};
 use memtune_core::reuse::trace::DEFAULT_MAX_RECORDS;
 use memtune_core::reuse::{
-    AddressSource, Analyzer, Format, Granularity, Histogram, HpRdaConfig, Mode, Options,
-    ReuseError, Sampling, TraceReader,
+    AddressSource, Format, Granularity, Histogram, HpRdaConfig, Mode, Options, ReuseError,
+    Sampling, TraceReader,
 };
 use memtune_core::userio::WriteOptions;
 use memtune_core::{store, userio, ErrorClass, MemoryKind};
@@ -60,6 +62,8 @@ pub enum ReuseMode {
     /// HP-RDA (Cui et al.): sub-traces merged by formula and adjusted; an approximation
     /// with the GPU algorithm's structure, run on every core.
     HpRda,
+    /// Exact on the GPUs of `--gpus`; the same histogram as exact-cpu.
+    ExactGpu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,6 +109,14 @@ pub struct ReuseArgs {
     /// over log2 bins of the difference in share of references; JSON `error_vs_exact`).
     #[arg(long)]
     pub compare_exact: bool,
+    /// exact-gpu: the GPUs, `all` or ordinals separated by commas (default: the GPU of
+    /// MEMTUNE_DEVICE, else 0); the trace is cut into one part per GPU.
+    #[arg(long, value_name = "LIST")]
+    pub gpus: Option<String>,
+    /// exact-gpu on several GPUs: also analyze on the first GPU alone, check that the
+    /// histograms are identical and print the speed-up.
+    #[arg(long)]
+    pub speedup: bool,
     /// Histogram bins printed and in the JSON.
     #[arg(long, value_enum, default_value = "log2")]
     pub bins: Bins,
@@ -134,13 +146,27 @@ fn ranged(r: std::ops::RangeInclusive<usize>) -> clap::builder::RangedU64ValuePa
     clap::value_parser!(u64).range(*r.start() as u64..=*r.end() as u64)
 }
 
-fn reuse_error(e: ReuseError) -> CliError {
+pub(super) fn reuse_error(e: ReuseError) -> CliError {
     let exit = match e.class() {
         ErrorClass::Invalid => Exit::InvalidProfile,
         ErrorClass::Io => Exit::Io,
         ErrorClass::NotFound => Exit::NotFound,
     };
     CliError::new(exit, e.to_string())
+}
+
+fn method_of(args: &ReuseArgs) -> Result<Method, CliError> {
+    let usage = |m: &str| CliError::new(Exit::Usage, m.to_string());
+    if args.mode != ReuseMode::ExactGpu && (args.gpus.is_some() || args.speedup) {
+        return Err(usage("--gpus and --speedup are for --mode exact-gpu"));
+    }
+    if args.mode == ReuseMode::ExactGpu {
+        if args.rate.is_some() || args.budget.is_some() {
+            return Err(usage("--rate and --budget are for --mode sampled"));
+        }
+        return Ok(Method::Gpu(reuse_gpu::parse_gpus(args.gpus.as_deref())?));
+    }
+    mode_of(args).map(Method::Cpu)
 }
 
 fn mode_of(args: &ReuseArgs) -> Result<Mode, CliError> {
@@ -240,14 +266,19 @@ fn is_fifo(_: &std::fs::Metadata) -> bool {
     false
 }
 
-/// Histograms by granularity, and the exact one at `--granularity` with `--compare-exact`.
-type Analyzed = (BTreeMap<u64, Histogram>, Option<Histogram>);
+/// Histograms by granularity, the exact one at `--granularity` with `--compare-exact`, and
+/// what the GPUs did at `--granularity`.
+type Analyzed = (
+    BTreeMap<u64, Histogram>,
+    Option<Histogram>,
+    Option<GpuReport>,
+);
 
 /// One analyzer per granularity (and an exact one to compare with), fed from one pass over
 /// the trace.
 fn analyze(
     args: &ReuseArgs,
-    mode: Mode,
+    method: &Method,
     granularities: &[u64],
     mut replay: Option<&mut Replay>,
     bar: &mut Bar,
@@ -267,17 +298,21 @@ fn analyze(
         TraceReader::new(open(&args.trace)?, format).with_max_records(args.max_records);
     let reference = args
         .compare_exact
-        .then_some((args.granularity, Mode::ExactCpu));
+        .then_some((args.granularity, Method::Cpu(Mode::ExactCpu)));
     let mut analyzers = granularities
         .iter()
-        .map(|&g| (g, mode))
-        .chain(reference)
-        .map(|(g, mode)| {
+        .map(|&g| (g, method.clone()))
+        .chain(reference.clone())
+        .map(|(g, method)| {
             let options = Options {
                 granularity: g,
                 ..Options::default()
             };
-            Ok((g, Granularity::new(g)?, Analyzer::new(mode, &options)?))
+            Ok((
+                g,
+                Granularity::new(g)?,
+                reuse_gpu::engine(&method, &options)?,
+            ))
         })
         .collect::<Result<Vec<_>, ReuseError>>()
         .map_err(reuse_error)?;
@@ -298,22 +333,29 @@ fn analyze(
             items.clear();
             items.extend_from_slice(&batch);
             granularity.apply(&mut items);
-            analyzer.push(&items).map_err(reuse_error)?;
+            analyzer.push(&items)?;
         }
         let fraction = total_bytes.map_or(0.0, |t| reader.bytes() as f64 / t.max(1) as f64);
         bar.update(fraction, &format!("{read} references"));
     }
     let mut histograms = BTreeMap::new();
-    let mut reference = None;
+    let (mut reference, mut report) = (None, None);
     for (i, (g, _, a)) in analyzers.into_iter().enumerate() {
-        let h = a.finish().map_err(reuse_error)?;
+        let main = g == args.granularity && Some(i) != exact;
+        if matches!(a, Engine::Gpu(_)) {
+            bar.update(1.0, &format!("{read} references; on the GPUs"));
+        }
+        let (h, r) = a.finish(main && args.speedup)?;
         if Some(i) == exact {
             reference = Some(h);
         } else {
+            if main {
+                report = r;
+            }
             histograms.insert(g, h);
         }
     }
-    Ok((histograms, reference))
+    Ok((histograms, reference, report))
 }
 
 pub fn run(
@@ -328,7 +370,7 @@ pub fn run(
             "--granularity must be at least 1 byte",
         ));
     }
-    let mode = mode_of(args)?;
+    let method = method_of(args)?;
     let profile_levels = match &args.profile {
         Some(p) => levels::levels(&store::load_path(p)?, args.memory),
         None => Vec::new(),
@@ -345,7 +387,8 @@ pub fn run(
     granularities.sort_unstable();
     granularities.dedup();
     let mut bar = Bar::new("reuse", quiet || json_out);
-    let (histograms, reference) = analyze(args, mode, &granularities, replay.as_mut(), &mut bar)?;
+    let (histograms, reference, report) =
+        analyze(args, &method, &granularities, replay.as_mut(), &mut bar)?;
     let main = histograms
         .get(&args.granularity)
         .ok_or_else(|| CliError::new(Exit::Internal, "no histogram at the asked granularity"))?;
@@ -367,16 +410,22 @@ pub fn run(
         }
     }
     if json_out {
-        let mut doc = to_json(args, mode, main, &predictions);
+        let mut doc = to_json(args, &method, main, &predictions);
         if let (Value::Object(map), Some(e)) = (&mut doc, error) {
             map.insert("error_vs_exact".into(), json!(e));
+        }
+        if let (Value::Object(map), Some(r)) = (&mut doc, &report) {
+            map.insert("gpu".into(), r.to_json());
         }
         if let (Value::Object(map), Some(sim)) = (&mut doc, &args.replay) {
             map.insert("replay".into(), replay::to_json(sim, &checks));
         }
         super::commands::print_json(&doc);
     } else {
-        print_table(args, mode, main, &predictions);
+        print_table(args, &method, main, &predictions);
+        if let Some(r) = &report {
+            r.print();
+        }
         if let Some(e) = error {
             println!(
                 "\nerror vs exact-cpu: {:.4}% (mean over log2 bins of |share difference|)",
@@ -387,18 +436,24 @@ pub fn run(
             replay::print(sim, args.memory, &checks);
         }
     }
+    if report.as_ref().and_then(GpuReport::agrees) == Some(false) {
+        return Err(CliError::new(
+            Exit::Internal,
+            "exact-gpu: the one-GPU and the all-GPU histograms differ; please report this",
+        ));
+    }
     Ok(Exit::Ok)
 }
 
-fn to_json(args: &ReuseArgs, mode: Mode, h: &Histogram, predictions: &[Prediction]) -> Value {
+fn to_json(args: &ReuseArgs, method: &Method, h: &Histogram, predictions: &[Prediction]) -> Value {
     let mut doc = serde_json::to_value(h).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut doc {
         if args.bins == Bins::Log2 {
             map.remove("histogram");
             map.insert("log2_bins".into(), json!(h.log2_bins()));
         }
-        map.insert("mode".into(), json!(mode.name()));
-        if let Mode::HpRda(c) = mode {
+        map.insert("mode".into(), json!(method.name()));
+        if let Method::Cpu(Mode::HpRda(c)) = method {
             let hp = json!({
                 "sub_trace": c.sub_trace,
                 "threads_per_block": c.threads_per_block,
@@ -426,13 +481,13 @@ fn curve(h: &Histogram) -> Vec<(u64, f64)> {
         .collect()
 }
 
-fn print_table(args: &ReuseArgs, mode: Mode, h: &Histogram, predictions: &[Prediction]) {
+fn print_table(args: &ReuseArgs, method: &Method, h: &Histogram, predictions: &[Prediction]) {
     println!(
         "{} references, {} distinct items of {} ({}), {} cold",
         h.references,
         h.distinct,
         bytes(args.granularity),
-        mode.name(),
+        method.name(),
         h.cold
     );
     if let Some(s) = &h.sample {

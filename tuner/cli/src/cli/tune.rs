@@ -1,12 +1,10 @@
-//! The verbs that probe: bare `cargo tune` (every visible GPU, into the user cache or the
-//! project) and `cargo tune probe` (one GPU or a simulated one, into a file), with the
-//! profile's provenance, the `--quick` bounds and the end-of-probe summary.
+//! Probing one GPU into a profile (for bare `cargo tune`, in `tune_gpus.rs`, and for
+//! `cargo tune probe`), `cargo tune probe` itself (one GPU or a simulated one, into a
+//! file), the profile's provenance, the `--quick` bounds and the end-of-probe summary.
 
-use super::commands::{env_gpu, gpu_ordinal, print_json, Ctx};
+use super::commands::{gpu_ordinal, print_json, Ctx};
 use super::files::{self, path_json, paths_json};
 use super::probe::{self, ProbeArgs};
-use super::profiles::replacing;
-use super::TuneArgs;
 use crate::exit::{CliError, Exit};
 use crate::interrupt;
 use memtune::device;
@@ -39,7 +37,8 @@ fn provenance(
     }
 }
 
-fn bounds(args: &ProbeArgs) -> Bounds {
+/// The probe's memory bounds; `at_once` GPUs probed together share the host's pinned memory.
+fn bounds(args: &ProbeArgs, at_once: usize) -> Bounds {
     // Quick mode bounds the host-backed kinds unless told otherwise: pinning 8 GiB took
     // 5 s and populating tens of GiB of managed memory 7 s on an H200, most of a quick
     // probe. The H200's managed TLB reaches about 4.2 GiB, inside the bound with the quick
@@ -52,14 +51,15 @@ fn bounds(args: &ProbeArgs) -> Bounds {
         device: args.max_device,
         pinned: quick(args.max_pinned, QUICK_MAX_PINNED),
         managed: quick(args.max_managed, QUICK_MAX_MANAGED),
+        probed_at_once: at_once,
     }
 }
 
 /// What `--quick` shortens, printed with its results.
-const QUICK_NOTE: &str = "quick: TLB boundaries to 8% with fewer repeats, pinned memory up to 1 GiB and managed up to 8 GiB (unless --max-pinned/--max-managed), random access at every fourth power of two, staging in f32 on 256³ with 1 and 6 repeats, cache sizes past 64K-element rings to 8%, no line for such levels";
+pub(super) const QUICK_NOTE: &str = "quick: TLB boundaries to 8% with fewer repeats, pinned memory up to 1 GiB and managed up to 8 GiB (unless --max-pinned/--max-managed), random access at every fourth power of two, staging in f32 on 256³ with 1 and 6 repeats, cache sizes past 64K-element rings to 8%, no line for such levels";
 
 /// One line each for the bandwidth and staging sections of the end-of-probe summary.
-fn section_summary(p: &Profile) -> Vec<String> {
+pub(super) fn section_summary(p: &Profile) -> Vec<String> {
     let gbs = |b: f64| format!("{:.0} GB/s", b / 1e9);
     let bandwidth = match &p.bandwidth {
         Section::Measured(b) => {
@@ -104,7 +104,7 @@ fn section_summary(p: &Profile) -> Vec<String> {
 
 /// `MEMTUNE_FAULT`: operations of the probe to fail on purpose, for tests of its failure
 /// paths ([`memtune_probe::fault`]); set but not a valid list is a usage error.
-fn faults_from_env(ctx: &Ctx) -> Result<Faults, CliError> {
+pub(super) fn faults_from_env(ctx: &Ctx) -> Result<Faults, CliError> {
     let Some(value) = std::env::var_os(FAULT_VARIABLE) else {
         return Ok(Faults::none());
     };
@@ -130,19 +130,22 @@ pub const QUICK_MAX_MANAGED: u64 = 8 << 30;
 /// Probes GPU `ordinal` into a profile. A probe that cannot start marks every section it
 /// would have filled as failed, with the reason; the identity is kept either way. Ctrl-C
 /// stops it between measurements: `Err` (exit 130) once the GPU's buffers are freed.
-fn probe_gpu(
+/// Everything it opens is opened and bound on the calling thread, so GPUs can be probed
+/// on threads of their own; `at_once` is how many are.
+pub(super) fn probe_gpu(
     ctx: &Ctx,
     ordinal: usize,
     id: DeviceIdentity,
     args: &ProbeArgs,
     options: BTreeMap<String, serde_json::Value>,
     faults: &Faults,
+    at_once: usize,
 ) -> Result<(Profile, bool), CliError> {
     let start = Instant::now();
     let unwritten = "nothing was written or stored";
     let mut profile = Profile::identity_only(id.clone(), provenance(options, None));
-    let opened =
-        Gpu::open(ordinal, id.clone(), &bounds(args)).map(|gpu| gpu.with_faults(faults.clone()));
+    let opened = Gpu::open(ordinal, id.clone(), &bounds(args, at_once))
+        .map(|gpu| gpu.with_faults(faults.clone()));
     let mut failed = match opened {
         Ok(mut gpu) => {
             // The caches first, on a quiet GPU, before the sections that allocate their own.
@@ -239,89 +242,6 @@ pub(super) fn plots(
     Ok(written)
 }
 
-/// Bare `cargo tune`: probe each visible GPU and store its profile in the cache (or project).
-pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
-    let ids = match args.device.map_or_else(env_gpu, |o| Ok(Some(o)))? {
-        Some(ordinal) => vec![(ordinal, device::identity(ordinal)?)],
-        None => device::list()?.into_iter().enumerate().collect(),
-    };
-    let store = if args.project {
-        ctx.project()
-    } else {
-        ctx.cache_store()?
-    };
-    if let Some(dir) = &args.probe.plot {
-        files::output_dir(dir, ctx.write)?;
-    }
-    let faults = faults_from_env(ctx)?;
-    interrupt::install()?;
-    let mut written = Vec::new();
-    let mut any_failed = false;
-    for (ordinal, id) in ids {
-        ctx.note(&format!("GPU {ordinal}: {} {}", id.name, id.uuid));
-        let mut options = args.probe.record();
-        options.insert("project".to_string(), json!(args.project));
-        // Ctrl-C stores nothing of this GPU; the profiles of GPUs done before stay stored.
-        let (mut profile, failed) = probe_gpu(ctx, ordinal, id, &args.probe, options, &faults)
-            .map_err(|e| stored_before(e, &written))?;
-        any_failed |= failed;
-        if args.project {
-            // A committed profile is replaced only with a word about it.
-            codec::seal(&mut profile);
-            if let Some(note) = replacing(&store, &profile) {
-                ctx.note(&format!("warning: {note}"));
-            }
-        }
-        let path = store.save(&mut profile)?;
-        let charts = plots(ctx, args.probe.plot.as_deref(), &profile)?;
-        written.push((ordinal, profile, path, charts));
-    }
-    if ctx.json {
-        let items: Vec<_> = written
-            .iter()
-            .map(|(o, p, path, charts)| {
-                json!({"ordinal": o, "uuid": p.device.uuid, "name": p.device.name,
-                "digest": p.digest, "path": path_json(path), "duration_seconds": p.provenance.duration_seconds,
-                "tlb": probe::summary(p), "caches": probe::cache_summary(p),
-                "sections": section_summary(p),
-                "quick": args.probe.quick.then_some(QUICK_NOTE), "charts": paths_json(charts)})
-            })
-            .collect();
-        print_json(&json!({ "profiles": items }));
-    } else {
-        for (o, p, path, _) in &written {
-            println!(
-                "GPU {o}  {}  {}  ({:.1} s)",
-                p.device.name, p.device.uuid, p.provenance.duration_seconds
-            );
-            for line in probe::summary(p) {
-                println!("  TLB {line}");
-            }
-            for line in probe::cache_summary(p) {
-                println!("  caches: {line}");
-            }
-            for line in section_summary(p) {
-                println!("  {line}");
-            }
-            if args.probe.quick {
-                println!("  {QUICK_NOTE}");
-            }
-            println!("  profile written to {}", path.display());
-        }
-    }
-    Ok(Exit::of_probe(any_failed))
-}
-
-/// An interruption's message, with the profiles stored before it (whole, from GPUs done).
-fn stored_before(mut e: CliError, written: &[(usize, Profile, PathBuf, Vec<PathBuf>)]) -> CliError {
-    if e.exit == Exit::Interrupted && !written.is_empty() {
-        let paths: Vec<String> = written.iter().map(|w| w.2.display().to_string()).collect();
-        e.message
-            .push_str(&format!("; stored before it: {}", paths.join(", ")));
-    }
-    e
-}
-
 /// `cargo tune probe`: one GPU or a simulated one, into a file (or stdout for `-`). The
 /// output is checked before the probe runs, and the profile validated before it is
 /// written.
@@ -350,7 +270,7 @@ pub(super) fn probe_to_file(
         None => {
             let ordinal = gpu_ordinal(gpu)?;
             let id = device::identity(ordinal)?;
-            probe_gpu(ctx, ordinal, id, args, args.record(), &faults)?
+            probe_gpu(ctx, ordinal, id, args, args.record(), &faults, 1)?
         }
     };
     interrupt::check(&format!("nothing was written to {}", output.display()))?;

@@ -71,6 +71,9 @@ pub struct Bounds {
     pub device: Option<u64>,
     pub pinned: Option<u64>,
     pub managed: Option<u64>,
+    /// GPUs of this host probed at once (0 counts as 1): the pinned default, a share of
+    /// the host's memory, is divided among them so that together they take no more.
+    pub probed_at_once: usize,
 }
 
 /// Timed loads per chase after the warm walk: enough for a stable mean (the spread of
@@ -172,7 +175,7 @@ fn host_available_bytes() -> Option<u64> {
 impl Gpu {
     /// Opens GPU `ordinal`, compiles the probe kernels for it and sets the footprint limits:
     /// device, most of the free memory; managed, at most half of it (more can hang the GPU);
-    /// pinned, a bounded share of host memory.
+    /// pinned, a bounded share of host memory (split among the GPUs probed at once).
     pub fn open(
         ordinal: usize,
         identity: DeviceIdentity,
@@ -198,7 +201,9 @@ impl Gpu {
         let round = |b: u64| b / MIB2 * MIB2;
         let pick =
             |bound: Option<u64>, default: u64| round(bound.map_or(default, |b| b.min(default)));
-        let pinned_default = host_available_bytes().map_or(4 << 30, |a| (a / 4).min(8 << 30));
+        let sharers = bounds.probed_at_once.max(1) as u64;
+        let pinned_default =
+            (host_available_bytes().map_or(4 << 30, |a| a / 4) / sharers).min(8 << 30);
         let limits = [
             pick(bounds.device, free / 10 * 8),
             pick(bounds.pinned, pinned_default),

@@ -1,0 +1,203 @@
+// Exact reuse distances from next uses (exact-gpu). The method, and a CPU model of these
+// kernels step for step, are in runtime/core/src/reuse/nextuse.rs:
+//   1. sort the references stably by item (tile sort, then merge levels): next uses;
+//   2. merge-sort the next uses, each left-run entry counting the right-run entries below
+//      it; the distance of the use at i = next[p] is i - p - 1 - that count.
+// Each merge places every entry by one binary search in the other run: one thread each.
+//
+// No #include: NVRTC compiles this without any CUDA headers. Sizes: n < 2^31 entries.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+// Entries per tile of the shared-memory sort; also the block size of every kernel here.
+#define MEMTUNE_REUSE_TILE 1024
+// A next use at or above the trace's length marks a last use (n + p).
+
+// Entries of run[0..len) below key (strict) or at most key.
+template <typename K>
+__device__ __forceinline__ u32 memtune_rank(const K* run, u32 len, K key, bool strict)
+{
+    u32 lo = 0, hi = len;
+    while (lo < hi) {
+        u32 mid = (lo + hi) >> 1;
+        K v = run[mid];
+        bool before = strict ? (v < key) : (v <= key);
+        if (before) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// Where entry i of a level of `width`-long runs over n entries goes, and what it gains.
+template <typename K>
+__device__ __forceinline__ u32 memtune_place(const K* keys, u64 i, u64 n, u64 width, u32* gained)
+{
+    u64 start = i / (2 * width) * (2 * width);
+    u64 mid = start + width < n ? start + width : n;
+    u64 end = start + 2 * width < n ? start + 2 * width : n;
+    K key = keys[i];
+    if (i < mid) {
+        u32 r = memtune_rank(keys + mid, (u32)(end - mid), key, true);
+        *gained = r;
+        return (u32)(i + r);
+    }
+    u32 r = memtune_rank(keys + start, (u32)(mid - start), key, false);
+    *gained = 0;
+    return (u32)(start + (i - mid) + r);
+}
+
+// Sorts each tile of MEMTUNE_REUSE_TILE entries in shared memory (levels of width 1 to
+// TILE/2), counting as the merge levels do when `counts` is given.
+template <typename K>
+__device__ void memtune_tile_sort(K* keys, u32* aux, u32* counts, u32 n)
+{
+    __shared__ K sk[2][MEMTUNE_REUSE_TILE];
+    __shared__ u32 sa[2][MEMTUNE_REUSE_TILE];
+    __shared__ u32 sc[2][MEMTUNE_REUSE_TILE];
+    u64 base = (u64)blockIdx.x * MEMTUNE_REUSE_TILE;
+    u32 t = threadIdx.x;
+    u32 len = (u32)(n - base < MEMTUNE_REUSE_TILE ? n - base : MEMTUNE_REUSE_TILE);
+    if (t < len) {
+        sk[0][t] = keys[base + t];
+        sa[0][t] = aux[base + t];
+        sc[0][t] = counts ? counts[base + t] : 0;
+    }
+    __syncthreads();
+    int cur = 0;
+    for (u32 width = 1; width < MEMTUNE_REUSE_TILE; width *= 2) {
+        if (t < len) {
+            u32 gained;
+            u32 out = memtune_place(sk[cur], t, len, width, &gained);
+            sk[cur ^ 1][out] = sk[cur][t];
+            sa[cur ^ 1][out] = sa[cur][t];
+            sc[cur ^ 1][out] = sc[cur][t] + gained;
+        }
+        __syncthreads();
+        cur ^= 1;
+    }
+    if (t < len) {
+        keys[base + t] = sk[cur][t];
+        aux[base + t] = sa[cur][t];
+        if (counts) {
+            counts[base + t] = sc[cur][t];
+        }
+    }
+}
+
+// One merge level of `width`-long runs (width >= TILE) from (keys, aux, counts) into the
+// *_out arrays.
+template <typename K>
+__device__ void memtune_merge(const K* keys, const u32* aux, const u32* counts, K* keys_out,
+                              u32* aux_out, u32* counts_out, u32 n, u32 width)
+{
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    u32 gained;
+    u32 out = memtune_place(keys, i, n, width, &gained);
+    keys_out[out] = keys[i];
+    aux_out[out] = aux[i];
+    if (counts) {
+        counts_out[out] = counts[i] + gained;
+    }
+}
+
+// Step 1: items (u64) with their global positions; blocks of TILE threads, one per entry.
+extern "C" __global__ void memtune_reuse_tile_items(u64* items, u32* positions, u32 n)
+{
+    memtune_tile_sort<u64>(items, positions, 0, n);
+}
+
+extern "C" __global__ void memtune_reuse_merge_items(const u64* items, const u32* positions,
+                                                     u64* items_out, u32* positions_out, u32 n,
+                                                     u32 width)
+{
+    memtune_merge<u64>(items, positions, 0, items_out, positions_out, 0, n, width);
+}
+
+// Next uses within a part from its items sorted: next[p - base] for each global position
+// p of the part; total + p for a use last in the part.
+extern "C" __global__ void memtune_reuse_next(const u64* items, const u32* positions, u32 n,
+                                              u32 base, u32 total, u32* next)
+{
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) {
+        return;
+    }
+    u32 p = positions[k];
+    bool same = k + 1 < n && items[k + 1] == items[k];
+    next[p - base] = same ? positions[k + 1] : total + p;
+}
+
+// A part's uses still without a next use take their item's first use in a later part
+// (its items sorted, with positions).
+extern "C" __global__ void memtune_reuse_resolve(const u64* items, const u32* positions, u32 n,
+                                                 u32 base, u32 total, u32* next,
+                                                 const u64* later_items,
+                                                 const u32* later_positions, u32 later_n)
+{
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) {
+        return;
+    }
+    u32 slot = positions[k] - base;
+    if (next[slot] < total) {
+        return;
+    }
+    u64 item = items[k];
+    u32 r = memtune_rank(later_items, later_n, item, true);
+    if (r < later_n && later_items[r] == item) {
+        next[slot] = later_positions[r];
+    }
+}
+
+// Positions base..base+n and zero counts: the entries of step 2 beside the next uses.
+extern "C" __global__ void memtune_reuse_iota(u32* positions, u32* counts, u32 n, u32 base)
+{
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) {
+        positions[k] = base + (u32)k;
+        counts[k] = 0;
+    }
+}
+
+// Step 2: next uses (u32) with positions and counts of smaller next uses to the right.
+extern "C" __global__ void memtune_reuse_tile_next(u32* next, u32* positions, u32* counts, u32 n)
+{
+    memtune_tile_sort<u32>(next, positions, counts, n);
+}
+
+extern "C" __global__ void memtune_reuse_merge_next(const u32* next, const u32* positions,
+                                                    const u32* counts, u32* next_out,
+                                                    u32* positions_out, u32* counts_out, u32 n,
+                                                    u32 width)
+{
+    memtune_merge<u32>(next, positions, counts, next_out, positions_out, counts_out, n, width);
+}
+
+// Adds the next uses of a later part (sorted) below each entry's.
+extern "C" __global__ void memtune_reuse_count_later(const u32* next, u32* counts, u32 n,
+                                                     const u32* later_next, u32 later_n)
+{
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) {
+        counts[k] += memtune_rank(later_next, later_n, next[k], true);
+    }
+}
+
+// The distance each next use gives its reference; 0xffffffff for a last use.
+extern "C" __global__ void memtune_reuse_distance(const u32* next, const u32* positions,
+                                                  const u32* counts, u32 n, u32 total,
+                                                  u32* distances)
+{
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) {
+        u32 v = next[k];
+        distances[k] = v < total ? v - positions[k] - 1 - counts[k] : 0xffffffffu;
+    }
+}

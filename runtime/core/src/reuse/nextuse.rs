@@ -1,0 +1,266 @@
+//! Exact reuse distances from next uses: the method of the `exact-gpu` mode, modelled here
+//! step for step on the CPU so that tests check it against the sequential analysis.
+//!
+//! 1. Sorting the references stably by item puts each item's uses in trace order: each
+//!    reference `p` gets its next use `next[p]`; a last use gets `n + p`, above every real
+//!    position and unique.
+//! 2. The reference at `i = next[p]` sees the distinct items of the `i - p - 1` positions
+//!    between, less the positions whose item is used again before `i`:
+//!    `d(i) = i - p - 1 - #{j > p : next[j] < next[p]}` (`next[j] < i` implies `j < i`).
+//! 3. That count is the number of smaller values to the right of `p` in `next`. A merge
+//!    sort counts it: at each merge, an entry of the left run gains the number of right-run
+//!    entries below it.
+//!
+//! Every merge places each entry by one binary search in the other run, independently of
+//! all others (one GPU thread per entry; [`merge_level`]). Contiguous parts of a trace
+//! (one per GPU) join exactly: a part's last uses find their next use by a search in the
+//! later parts' items sorted, and its entries count the smaller next uses of later parts by
+//! a search in their sorted `next`.
+
+use super::histogram::Counts;
+use super::Histogram;
+
+/// Most references the method takes: positions and `n + p` fit in a `u32`.
+pub const MAX_REFERENCES: u64 = (1 << 31) - 1;
+
+/// Entries of `run` before `key`: below it (`strict`) or at most it.
+fn rank_in<K: Ord>(run: &[K], key: &K, strict: bool) -> usize {
+    run.partition_point(|v| if strict { v < key } else { v <= key })
+}
+
+/// One merge level: runs of `width` entries of `keys` (with `aux` alongside and, when
+/// given, counts) are merged pairwise into `2 * width`, stably. A left-run entry adds to its
+/// count the right-run entries below it. Each entry's place is computed apart from the
+/// others, as one GPU thread does.
+pub fn merge_level<K: Ord + Copy>(
+    keys: &[K],
+    aux: &[u32],
+    counts: Option<&[u32]>,
+    width: usize,
+) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
+    let n = keys.len();
+    let mut keys_out = keys.to_vec();
+    let mut aux_out = aux.to_vec();
+    let mut counts_out = counts.map(<[u32]>::to_vec);
+    for i in 0..n {
+        let start = i / (2 * width) * (2 * width);
+        let mid = (start + width).min(n);
+        let end = (start + 2 * width).min(n);
+        let (out, gained) = if i < mid {
+            let r = rank_in(&keys[mid..end], &keys[i], true);
+            (i + r, r)
+        } else {
+            let r = rank_in(&keys[start..mid], &keys[i], false);
+            (start + (i - mid) + r, 0)
+        };
+        keys_out[out] = keys[i];
+        aux_out[out] = aux[i];
+        if let (Some(c), Some(co)) = (counts, counts_out.as_mut()) {
+            co[out] = c[i] + gained as u32;
+        }
+    }
+    (keys_out, aux_out, counts_out)
+}
+
+/// Merge-sorts `keys` (with `aux`, and counts when given) level by level.
+fn merge_sort<K: Ord + Copy>(
+    mut keys: Vec<K>,
+    mut aux: Vec<u32>,
+    mut counts: Option<Vec<u32>>,
+) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
+    let mut width = 1;
+    while width < keys.len() {
+        (keys, aux, counts) = merge_level(&keys, &aux, counts.as_deref(), width);
+        width *= 2;
+    }
+    (keys, aux, counts)
+}
+
+/// One part of a trace: its references' items sorted stably, with their global positions.
+struct Sorted {
+    items: Vec<u64>,
+    positions: Vec<u32>,
+}
+
+/// Next uses within a part (global positions; `total + p` for a use last in the part).
+fn next_within(sorted: &Sorted, base: u32, total: u32) -> Vec<u32> {
+    let n = sorted.items.len();
+    let mut next = vec![0; n];
+    for k in 0..n {
+        let p = sorted.positions[k];
+        next[(p - base) as usize] = if k + 1 < n && sorted.items[k + 1] == sorted.items[k] {
+            sorted.positions[k + 1]
+        } else {
+            total + p
+        };
+    }
+    next
+}
+
+/// Gives a part's unresolved last uses their first use in `later` (a later part).
+fn resolve(sorted: &Sorted, base: u32, total: u32, next: &mut [u32], later: &Sorted) {
+    for k in 0..sorted.items.len() {
+        let slot = (sorted.positions[k] - base) as usize;
+        if next[slot] < total {
+            continue;
+        }
+        let r = rank_in(&later.items, &sorted.items[k], true);
+        if r < later.items.len() && later.items[r] == sorted.items[k] {
+            next[slot] = later.positions[r];
+        }
+    }
+}
+
+/// The exact histogram of `items`, analyzed in `parts` contiguous parts joined as the GPUs
+/// join them. `items.len()` must be at most [`MAX_REFERENCES`].
+pub fn histogram(items: &[u64], parts: usize) -> Histogram {
+    assert!(items.len() as u64 <= MAX_REFERENCES, "trace too long");
+    let total = items.len() as u32;
+    let bounds = part_bounds(items.len(), parts);
+    let sorted: Vec<Sorted> = bounds
+        .iter()
+        .map(|r| {
+            let (items, positions, _) = merge_sort(
+                items[r.clone()].to_vec(),
+                (r.start as u32..r.end as u32).collect(),
+                None,
+            );
+            Sorted { items, positions }
+        })
+        .collect();
+    let mut dense = Vec::new();
+    let nexts: Vec<Vec<u32>> = (0..bounds.len())
+        .map(|g| {
+            let base = bounds[g].start as u32;
+            let mut next = next_within(&sorted[g], base, total);
+            for later in &sorted[g + 1..] {
+                resolve(&sorted[g], base, total, &mut next, later);
+            }
+            next
+        })
+        .collect();
+    let by_next: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = (0..bounds.len())
+        .map(|g| {
+            let n = nexts[g].len();
+            let positions = bounds[g].clone().map(|p| p as u32).collect();
+            let (keys, positions, c) = merge_sort(nexts[g].clone(), positions, Some(vec![0; n]));
+            (keys, positions, c.unwrap_or_default())
+        })
+        .collect();
+    for g in 0..bounds.len() {
+        let (keys, positions, mut c) = by_next[g].clone();
+        for later in &by_next[g + 1..] {
+            for k in 0..keys.len() {
+                c[k] += rank_in(&later.0, &keys[k], true) as u32;
+            }
+        }
+        for k in 0..keys.len() {
+            if let Some(d) = distance(keys[k], positions[k], c[k], total) {
+                count(&mut dense, d);
+            }
+        }
+    }
+    from_dense(items.len() as u64, &dense)
+}
+
+/// Adds one reference at distance `d` to dense counts (index = distance).
+#[inline]
+pub fn count(dense: &mut Vec<u64>, d: u32) {
+    let d = d as usize;
+    if d >= dense.len() {
+        dense.resize((d + 1).next_power_of_two(), 0);
+    }
+    dense[d] += 1;
+}
+
+/// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
+/// one per distinct item.
+pub fn from_dense(references: u64, dense: &[u64]) -> Histogram {
+    let mut counts = Counts::default();
+    for (d, &n) in dense.iter().enumerate().filter(|(_, &n)| n > 0) {
+        counts.add(d as u64, n);
+    }
+    counts.cold = references - counts.references;
+    counts.references = references;
+    let distinct = counts.cold;
+    counts.into_histogram(distinct)
+}
+
+/// The distance the next use `next` of position `p` gets, `smaller` next uses to the right
+/// of `p` being below it; `None` for a last use.
+pub fn distance(next: u32, p: u32, smaller: u32, total: u32) -> Option<u32> {
+    (next < total).then(|| next - p - 1 - smaller)
+}
+
+/// `parts` contiguous ranges of `n` references, as even as can be (fewer when `n` is
+/// smaller than `parts`; none for an empty trace).
+pub fn part_bounds(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = parts.clamp(1, n.max(1));
+    (0..parts)
+        .map(|g| n * g / parts..n * (g + 1) / parts)
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reuse::exact;
+
+    fn lcg(seed: u64, n: usize, items: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) % items
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merge_level_counts_smaller_right_entries() {
+        let (k, a, c) = merge_level(&[3u32, 5, 1, 4], &[0, 1, 2, 3], Some(&[0; 4]), 2);
+        assert_eq!(k, vec![1, 3, 4, 5]);
+        assert_eq!(a, vec![2, 0, 3, 1]);
+        // 3 is above 1; 5 is above 1 and 4.
+        assert_eq!(c.unwrap(), vec![0, 1, 0, 2]);
+    }
+
+    #[test]
+    fn merge_sort_is_stable() {
+        let (k, a, _) = merge_sort(vec![2u64, 1, 2, 1, 2], (0..5).collect(), None);
+        assert_eq!(k, vec![1, 1, 2, 2, 2]);
+        assert_eq!(a, vec![1, 3, 0, 2, 4]);
+    }
+
+    #[test]
+    fn equals_the_sequential_analysis_in_any_number_of_parts() {
+        for (seed, n, items) in [
+            (1, 1, 1),
+            (2, 7, 3),
+            (3, 200, 17),
+            (4, 1000, 900),
+            (5, 777, 1),
+        ] {
+            let trace = lcg(seed, n, items);
+            let want = Histogram::from_distances(
+                exact::distances(&trace)
+                    .into_iter()
+                    .map(|d| (d != exact::COLD).then_some(d)),
+            );
+            for parts in [1, 2, 3, 8] {
+                assert_eq!(histogram(&trace, parts), want, "seed {seed} parts {parts}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_trace_has_an_empty_histogram() {
+        assert_eq!(histogram(&[], 2), Histogram::new());
+        assert!(part_bounds(0, 4).is_empty());
+        assert_eq!(part_bounds(3, 8).len(), 3);
+        assert_eq!(part_bounds(10, 3), vec![0..3, 3..6, 6..10]);
+    }
+}

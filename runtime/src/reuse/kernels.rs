@@ -1,0 +1,181 @@
+//! The kernels of `reuse.cu` in one context, and the two sorts built from them.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use memtune_kernels::reuse as k;
+use memtune_kernels::CompiledPtx;
+
+use super::SortedNext;
+use crate::gpu::{cuda, Context, Error};
+
+/// The kernels of `reuse.cu`, loaded in one context.
+pub(super) struct Kernels {
+    pub(super) tile_items: CudaFunction,
+    pub(super) merge_items: CudaFunction,
+    pub(super) next: CudaFunction,
+    pub(super) resolve: CudaFunction,
+    pub(super) iota: CudaFunction,
+    pub(super) tile_next: CudaFunction,
+    pub(super) merge_next: CudaFunction,
+    pub(super) count_later: CudaFunction,
+    pub(super) distance: CudaFunction,
+}
+
+pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
+    let m = gpu
+        .cuda_context()
+        .load_module(ptx.to_cudarc())
+        .map_err(cuda("loading reuse.cu"))?;
+    let f = |name: &str| {
+        m.load_function(name)
+            .map_err(cuda(format!("finding {name} in reuse.cu")))
+    };
+    Ok(Kernels {
+        tile_items: f(k::TILE_ITEMS)?,
+        merge_items: f(k::MERGE_ITEMS)?,
+        next: f(k::NEXT)?,
+        resolve: f(k::RESOLVE)?,
+        iota: f(k::IOTA)?,
+        tile_next: f(k::TILE_NEXT)?,
+        merge_next: f(k::MERGE_NEXT)?,
+        count_later: f(k::COUNT_LATER)?,
+        distance: f(k::DISTANCE)?,
+    })
+}
+
+/// One block of [`k::BLOCK`] threads per [`k::BLOCK`] entries.
+pub(super) fn grid(n: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(k::BLOCK), 1, 1),
+        block_dim: (k::BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The part's items with their global positions, sorted stably by item.
+pub(super) fn sort_items(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    items: &[u64],
+    base: u32,
+) -> Result<(CudaSlice<u64>, CudaSlice<u32>), Error> {
+    let n = items.len() as u32;
+    let mut keys = stream.clone_htod(items).map_err(cuda("cuMemcpyHtoD"))?;
+    let mut aux = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    let mut keys2 = stream
+        .alloc_zeros::<u64>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    let mut aux2 = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    // Positions (the scratch array takes the zero counts, unused here).
+    launch!(
+        stream,
+        &kernels.iota,
+        n,
+        "memtune_reuse_iota",
+        &mut aux,
+        &mut aux2,
+        &n,
+        &base
+    );
+    launch!(
+        stream,
+        &kernels.tile_items,
+        n,
+        "memtune_reuse_tile_items",
+        &mut keys,
+        &mut aux,
+        &n
+    );
+    let mut width = k::BLOCK;
+    while width < n {
+        launch!(
+            stream,
+            &kernels.merge_items,
+            n,
+            "memtune_reuse_merge_items",
+            &keys,
+            &aux,
+            &mut keys2,
+            &mut aux2,
+            &n,
+            &width
+        );
+        std::mem::swap(&mut keys, &mut keys2);
+        std::mem::swap(&mut aux, &mut aux2);
+        width = width.saturating_mul(2);
+    }
+    Ok((keys, aux))
+}
+
+/// Next uses sorted with their positions and, for each, the smaller next uses to its right
+/// within the part.
+pub(super) fn sort_next(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    mut next: CudaSlice<u32>,
+    base: u32,
+) -> Result<SortedNext, Error> {
+    let n = next.len() as u32;
+    let mut pos = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    let mut counts = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    let mut next2 = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    let mut pos2 = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    let mut counts2 = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    launch!(
+        stream,
+        &kernels.iota,
+        n,
+        "memtune_reuse_iota",
+        &mut pos,
+        &mut counts,
+        &n,
+        &base
+    );
+    launch!(
+        stream,
+        &kernels.tile_next,
+        n,
+        "memtune_reuse_tile_next",
+        &mut next,
+        &mut pos,
+        &mut counts,
+        &n
+    );
+    let mut width = k::BLOCK;
+    while width < n {
+        launch!(
+            stream,
+            &kernels.merge_next,
+            n,
+            "memtune_reuse_merge_next",
+            &next,
+            &pos,
+            &counts,
+            &mut next2,
+            &mut pos2,
+            &mut counts2,
+            &n,
+            &width
+        );
+        std::mem::swap(&mut next, &mut next2);
+        std::mem::swap(&mut pos, &mut pos2);
+        std::mem::swap(&mut counts, &mut counts2);
+        width = width.saturating_mul(2);
+    }
+    Ok((next, pos, counts))
+}

@@ -1,0 +1,389 @@
+//! Exact reuse distances on one or several GPUs (`exact-gpu`): the method of
+//! [`memtune_core::reuse::nextuse`], whose CPU model the tests check against the sequential
+//! analysis, run by the kernels of [`memtune_kernels::reuse`].
+//!
+//! With several GPUs the trace is cut into contiguous parts, one per GPU, each worked by
+//! its own thread and context. Three phases, with a barrier between them: sort the part's
+//! items (next uses within the part); resolve the part's last uses against the later
+//! parts' sorted items and sort the next uses, counting; count the later parts' smaller
+//! next uses and compute the distances. What a GPU needs of another part travels through
+//! host memory. The histogram equals the one-GPU (and the CPU) histogram exactly.
+
+/// Runs `f`'s launch, naming `what` on failure.
+macro_rules! launch {
+    ($stream:expr, $f:expr, $n:expr, $what:literal, $($arg:expr),+) => {{
+        let mut l = $stream.launch_builder($f);
+        $( l.arg($arg); )+
+        // SAFETY: every buffer argument holds at least the `n` entries the kernel touches
+        // (allocated for this part above) and lives until the stream is synchronised at the
+        // end of the phase.
+        unsafe { l.launch($crate::reuse::kernels::grid($n)) }.map_err(cuda(concat!("cuLaunchKernel(", $what, ")")))?;
+    }};
+}
+
+mod barrier;
+mod kernels;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use memtune_core::reuse::nextuse::{self, MAX_REFERENCES};
+use memtune_core::reuse::Histogram;
+use memtune_kernels::compile_ptx;
+use memtune_kernels::reuse as k;
+
+use crate::gpu::{cuda, Context, Error};
+use barrier::Phases;
+use kernels::{load, sort_items, sort_next, Kernels};
+
+/// Bytes of device memory a part of `n` references needs at most, `later` being the
+/// largest later part: items and positions twice (sorting), next uses, and the later
+/// part's sorted items and positions.
+pub fn device_bytes(n: u64, later: u64) -> u64 {
+    28 * n + 12 * later
+}
+
+/// Why an exact GPU analysis could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuReuseError {
+    #[error("the trace has {references} references; exact-gpu takes at most {MAX_REFERENCES} (use --mode exact-cpu-parallel or sampled)")]
+    TooLong { references: u64 },
+    #[error("no GPU given")]
+    NoGpu,
+    #[error("GPU {ordinal}: {source}")]
+    Gpu {
+        ordinal: usize,
+        #[source]
+        source: Error,
+    },
+    #[error("a GPU worker thread panicked")]
+    Worker,
+    #[error("stopped: another GPU failed")]
+    Aborted,
+    #[error("part {part}'s sorted data was not shared (an internal error)")]
+    Missing { part: usize },
+}
+
+/// What one GPU did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuPart {
+    pub ordinal: usize,
+    pub uuid: String,
+    /// References of its part.
+    pub references: u64,
+    /// Seconds from the common start (after compilation) to its part's distances counted.
+    pub seconds: f64,
+}
+
+/// An exact analysis on GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuAnalysis {
+    pub histogram: Histogram,
+    pub parts: Vec<GpuPart>,
+    /// Seconds from the common start to the merged histogram: the analysis, without
+    /// reading the trace and compiling the kernels.
+    pub seconds: f64,
+}
+
+/// The exact histogram of `items` (addresses already divided by the granularity) on the
+/// GPUs `ordinals`, one contiguous part each.
+pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReuseError> {
+    let total = items.len() as u64;
+    if total > MAX_REFERENCES {
+        return Err(GpuReuseError::TooLong { references: total });
+    }
+    if ordinals.is_empty() {
+        return Err(GpuReuseError::NoGpu);
+    }
+    let bounds = nextuse::part_bounds(items.len(), ordinals.len());
+    if bounds.is_empty() {
+        return Ok(GpuAnalysis {
+            histogram: Histogram::new(),
+            parts: Vec::new(),
+            seconds: 0.0,
+        });
+    }
+    let parts = bounds.len();
+    let shared = Shared {
+        items: (0..parts).map(|_| Mutex::new(None)).collect(),
+        next: (0..parts).map(|_| Mutex::new(None)).collect(),
+        phases: Phases::new(parts),
+    };
+    let start = Mutex::new(None::<Instant>);
+    let results: Vec<Result<(Vec<u64>, GpuPart), GpuReuseError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .enumerate()
+            .map(|(g, range)| {
+                let ordinal = ordinals[g];
+                let (shared, start, bounds) = (&shared, &start, &bounds);
+                s.spawn(move || {
+                    let job = Job {
+                        g,
+                        base: range.start as u32,
+                        total: total as u32,
+                        later: bounds[g + 1..].iter().map(|r| r.len() as u64).max(),
+                    };
+                    let r = worker(ordinal, &items[range.clone()], &job, shared, start);
+                    if r.is_err() {
+                        // The others would wait for this worker at the next phase.
+                        shared.phases.fail();
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(GpuReuseError::Worker)))
+            .collect()
+    });
+    // The first failure's own error, not the others' "aborted".
+    let failed = results
+        .iter()
+        .position(|r| matches!(r, Err(e) if !matches!(e, GpuReuseError::Aborted)))
+        .or_else(|| results.iter().position(Result::is_err));
+    if let Some(i) = failed {
+        if let Some(Err(e)) = results.into_iter().nth(i) {
+            return Err(e);
+        }
+        return Err(GpuReuseError::Worker);
+    }
+    let mut dense = Vec::new();
+    let mut out = Vec::new();
+    for (d, part) in results.into_iter().flatten() {
+        if d.len() > dense.len() {
+            dense.resize(d.len(), 0);
+        }
+        for (a, b) in dense.iter_mut().zip(&d) {
+            *a += b;
+        }
+        out.push(part);
+    }
+    let histogram = nextuse::from_dense(total, &dense);
+    let seconds = start
+        .lock()
+        .ok()
+        .and_then(|s| s.map(|t| t.elapsed().as_secs_f64()))
+        .unwrap_or(0.0);
+    Ok(GpuAnalysis {
+        histogram,
+        parts: out,
+        seconds,
+    })
+}
+
+/// A part's items sorted, with their positions.
+type SortedItems = (Vec<u64>, Vec<u32>);
+/// Next uses sorted, with their positions and counts of smaller next uses to the right.
+pub(super) type SortedNext = (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>);
+
+/// Sorted items with positions, and sorted next uses, of each part, for the earlier parts.
+struct Shared {
+    items: Vec<Mutex<Option<Arc<SortedItems>>>>,
+    next: Vec<Mutex<Option<Arc<Vec<u32>>>>>,
+    phases: Phases,
+}
+
+/// One worker's place in the trace.
+struct Job {
+    g: usize,
+    base: u32,
+    total: u32,
+    /// References of the largest part after this one.
+    later: Option<u64>,
+}
+
+/// Phases of one part on GPU `ordinal`; returns its dense distance counts.
+fn worker(
+    ordinal: usize,
+    items: &[u64],
+    job: &Job,
+    shared: &Shared,
+    start: &Mutex<Option<Instant>>,
+) -> Result<(Vec<u64>, GpuPart), GpuReuseError> {
+    let gpu_err = |source| GpuReuseError::Gpu { ordinal, source };
+    let gpu = Context::open(ordinal).map_err(gpu_err)?;
+    let run = || -> Result<_, Error> {
+        gpu.check_free(device_bytes(items.len() as u64, job.later.unwrap_or(0)))?;
+        let ptx = compile_ptx(&k::SOURCE, gpu.arch(), &[])?;
+        load(&gpu, &ptx)
+    };
+    let kernels = run().map_err(gpu_err)?;
+    shared.phases.wait()?;
+    if let Ok(mut s) = start.lock() {
+        s.get_or_insert_with(Instant::now);
+    }
+    let began = Instant::now();
+    let dense = phases(&gpu, &kernels, items, job, shared).map_err(|e| match e {
+        Step::Gpu(source) => GpuReuseError::Gpu { ordinal, source },
+        Step::Other(e) => e,
+    })?;
+    let part = GpuPart {
+        ordinal,
+        uuid: gpu.identity().uuid.clone(),
+        references: items.len() as u64,
+        seconds: began.elapsed().as_secs_f64(),
+    };
+    Ok((dense, part))
+}
+
+/// A phase's failure: the GPU's own, or the analysis stopped by another worker.
+enum Step {
+    Gpu(Error),
+    Other(GpuReuseError),
+}
+
+impl From<Error> for Step {
+    fn from(e: Error) -> Step {
+        Step::Gpu(e)
+    }
+}
+
+impl From<GpuReuseError> for Step {
+    fn from(e: GpuReuseError) -> Step {
+        Step::Other(e)
+    }
+}
+
+/// The three phases of one part; its dense distance counts.
+fn phases(
+    gpu: &Context,
+    kernels: &Kernels,
+    items: &[u64],
+    job: &Job,
+    shared: &Shared,
+) -> Result<Vec<u64>, Step> {
+    let stream = gpu.stream().clone();
+    let n = items.len() as u32;
+    let missing = |part| GpuReuseError::Missing { part };
+
+    // Phase 1: items sorted stably, next uses within the part.
+    let (sorted_items, sorted_positions) = sort_items(&stream, kernels, items, job.base)?;
+    let mut next = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    launch!(
+        stream,
+        &kernels.next,
+        n,
+        "memtune_reuse_next",
+        &sorted_items,
+        &sorted_positions,
+        &n,
+        &job.base,
+        &job.total,
+        &mut next
+    );
+    if job.g > 0 {
+        let host = (
+            stream
+                .clone_dtoh(&sorted_items)
+                .map_err(cuda("cuMemcpyDtoH"))?,
+            stream
+                .clone_dtoh(&sorted_positions)
+                .map_err(cuda("cuMemcpyDtoH"))?,
+        );
+        put(&shared.items[job.g], Arc::new(host));
+    }
+    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    shared.phases.wait()?;
+
+    // Phase 2: last uses resolved against later parts; next uses sorted, counting.
+    for h in job.g + 1..shared.items.len() {
+        let later = take(&shared.items[h]).ok_or(missing(h))?;
+        let later_n = later.0.len() as u32;
+        let later_items = stream.clone_htod(&later.0).map_err(cuda("cuMemcpyHtoD"))?;
+        let later_positions = stream.clone_htod(&later.1).map_err(cuda("cuMemcpyHtoD"))?;
+        launch!(
+            stream,
+            &kernels.resolve,
+            n,
+            "memtune_reuse_resolve",
+            &sorted_items,
+            &sorted_positions,
+            &n,
+            &job.base,
+            &job.total,
+            &mut next,
+            &later_items,
+            &later_positions,
+            &later_n
+        );
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    }
+    drop((sorted_items, sorted_positions));
+    let (next, positions, mut counts) = sort_next(&stream, kernels, next, job.base)?;
+    if job.g > 0 {
+        let host = stream.clone_dtoh(&next).map_err(cuda("cuMemcpyDtoH"))?;
+        put(&shared.next[job.g], Arc::new(host));
+    }
+    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    shared.phases.wait()?;
+
+    // Phase 3: smaller next uses of later parts counted; distances.
+    for h in job.g + 1..shared.next.len() {
+        let later = take(&shared.next[h]).ok_or(missing(h))?;
+        let later_n = later.len() as u32;
+        let later_next = stream.clone_htod(&*later).map_err(cuda("cuMemcpyHtoD"))?;
+        launch!(
+            stream,
+            &kernels.count_later,
+            n,
+            "memtune_reuse_count_later",
+            &next,
+            &mut counts,
+            &n,
+            &later_next,
+            &later_n
+        );
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    }
+    let mut distances = stream
+        .alloc_zeros::<u32>(n as usize)
+        .map_err(cuda("cuMemAlloc"))?;
+    launch!(
+        stream,
+        &kernels.distance,
+        n,
+        "memtune_reuse_distance",
+        &next,
+        &positions,
+        &counts,
+        &n,
+        &job.total,
+        &mut distances
+    );
+    let host = stream
+        .clone_dtoh(&distances)
+        .map_err(cuda("cuMemcpyDtoH"))?;
+    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    let mut dense = Vec::new();
+    for &d in host.iter().filter(|&&d| d != k::NO_REUSE) {
+        nextuse::count(&mut dense, d);
+    }
+    Ok(dense)
+}
+
+fn put<T>(slot: &Mutex<Option<Arc<T>>>, value: Arc<T>) {
+    if let Ok(mut s) = slot.lock() {
+        *s = Some(value);
+    }
+}
+
+fn take<T>(slot: &Mutex<Option<Arc<T>>>) -> Option<Arc<T>> {
+    slot.lock().ok().and_then(|s| s.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_what_it_cannot_take_before_touching_a_gpu() {
+        assert!(matches!(analyze(&[1, 2], &[]), Err(GpuReuseError::NoGpu)));
+        let empty = analyze(&[], &[0]).map(|a| a.histogram);
+        assert!(matches!(empty, Ok(h) if h == Histogram::new()));
+    }
+}

@@ -1,0 +1,85 @@
+//! exact-gpu against the sequential CPU analysis: the same histogram for traces of every
+//! shape the kernels treat apart (one tile, part tiles, many merge levels, one item, no
+//! reuse), on one GPU and cut into parts (GPU 0 twice stands for two GPUs; every visible
+//! GPU too). GPU tests: they run only with `MEMTUNE_GPU_TESTS=1`.
+
+use memtune::core::reuse::{analyze_slice, Histogram, Mode, Options};
+use memtune::reuse::analyze;
+
+fn xorshift(seed: u64, n: usize, items: u64) -> Vec<u64> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Addresses 64 bytes apart, as a trace at line granularity looks.
+            (x % items) * 64 + 0x7f00_0000_0000
+        })
+        .collect()
+}
+
+fn exact(trace: &[u64]) -> Histogram {
+    match analyze_slice(trace, Mode::ExactCpu, &Options::default()) {
+        Ok(h) => h,
+        Err(e) => panic!("exact-cpu: {e}"),
+    }
+}
+
+fn traces() -> Vec<(String, Vec<u64>)> {
+    let mut out = vec![
+        ("one reference".to_string(), vec![7]),
+        ("one item".to_string(), vec![7; 5000]),
+        ("no reuse".to_string(), (0..3000u64).collect()),
+    ];
+    for (n, items) in [
+        (1024, 100),
+        (1000, 10),
+        (3333, 3000),
+        (200_000, 1 << 12),
+        (1 << 20, 1 << 18),
+    ] {
+        out.push((
+            format!("{n} refs over {items} items"),
+            xorshift(n as u64 + 1, n, items),
+        ));
+    }
+    // A loop: every reuse at distance items - 1.
+    out.push((
+        "cyclic".to_string(),
+        (0..100_000u64).map(|i| i % 777).collect(),
+    ));
+    out
+}
+
+#[test]
+fn exact_gpu_equals_exact_cpu_on_one_gpu_and_in_parts() {
+    if !memtune_tests::gpu_tests_enabled("exact_gpu_equals_exact_cpu_on_one_gpu_and_in_parts") {
+        return;
+    }
+    let all: Vec<usize> = match memtune::device::list() {
+        Ok(ids) => (0..ids.len()).collect(),
+        Err(e) => panic!("listing GPUs: {e}"),
+    };
+    for (name, trace) in traces() {
+        let want = exact(&trace);
+        for ordinals in [vec![0], vec![0, 0], vec![0, 0, 0], all.clone()] {
+            match analyze(&trace, &ordinals) {
+                Ok(got) => assert_eq!(got.histogram, want, "{name} on {ordinals:?}"),
+                Err(e) => panic!("{name} on {ordinals:?}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn exact_gpu_refuses_a_missing_gpu_with_a_named_error() {
+    if !memtune_tests::gpu_tests_enabled("exact_gpu_refuses_a_missing_gpu_with_a_named_error") {
+        return;
+    }
+    let err = analyze(&[1, 2, 1], &[0, 999]).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("GPU 999")),
+        "{err:?}"
+    );
+}

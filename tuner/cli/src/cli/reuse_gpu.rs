@@ -1,0 +1,182 @@
+//! `cargo tune reuse --mode exact-gpu [--gpus all] [--speedup]`: the exact analysis on one
+//! or several GPUs (`memtune::reuse`). The trace is held in memory (8 bytes a reference, at
+//! most `nextuse::MAX_REFERENCES`), then cut into one part per GPU.
+
+use crate::exit::{CliError, Exit};
+use memtune::reuse::{self as gpu_reuse, GpuAnalysis, GpuReuseError};
+use memtune_core::reuse::nextuse::MAX_REFERENCES;
+use memtune_core::reuse::{Analyzer, Histogram, Mode, ReuseError};
+use serde_json::{json, Value};
+
+/// How the histogram is computed: a CPU mode, or exact on these GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Method {
+    Cpu(Mode),
+    Gpu(Vec<usize>),
+}
+
+impl Method {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Cpu(m) => m.name(),
+            Method::Gpu(_) => "exact-gpu",
+        }
+    }
+}
+
+/// The GPUs of `--gpus`: `all`, or ordinals separated by commas; without it, the GPU of
+/// `MEMTUNE_DEVICE`, else GPU 0.
+pub fn parse_gpus(arg: Option<&str>) -> Result<Vec<usize>, CliError> {
+    let usage = |m: String| CliError::new(Exit::Usage, m);
+    let Some(arg) = arg else {
+        return Ok(vec![super::commands::gpu_ordinal(None)?]);
+    };
+    if arg.trim() == "all" {
+        let n = memtune::device::list()?.len();
+        return Ok((0..n).collect());
+    }
+    let mut ordinals = Vec::new();
+    for part in arg.split(',') {
+        let o: usize = part.trim().parse().map_err(|_| {
+            usage(format!(
+                "--gpus {arg}: give `all` or GPU ordinals separated by commas (`cargo tune devices` lists them)"
+            ))
+        })?;
+        if ordinals.contains(&o) {
+            return Err(usage(format!("--gpus {arg}: GPU {o} is named twice")));
+        }
+        ordinals.push(o);
+    }
+    Ok(ordinals)
+}
+
+/// Buffers a granularity's items for the GPUs.
+pub struct GpuEngine {
+    items: Vec<u64>,
+    ordinals: Vec<usize>,
+}
+
+/// An analyzer of either kind, fed batch by batch.
+pub enum Engine {
+    Cpu(Box<Analyzer>),
+    Gpu(GpuEngine),
+}
+
+impl Engine {
+    pub fn push(&mut self, items: &[u64]) -> Result<(), CliError> {
+        match self {
+            Engine::Cpu(a) => a.push(items).map_err(super::reuse::reuse_error),
+            Engine::Gpu(g) => {
+                let n = g.items.len() as u64 + items.len() as u64;
+                if n > MAX_REFERENCES {
+                    return Err(gpu_error(GpuReuseError::TooLong { references: n }));
+                }
+                g.items.extend_from_slice(items);
+                Ok(())
+            }
+        }
+    }
+
+    /// The histogram; on GPUs with what each did, and with `speedup` (several GPUs) the
+    /// same analysis on the first GPU alone.
+    pub fn finish(self, speedup: bool) -> Result<(Histogram, Option<GpuReport>), CliError> {
+        match self {
+            Engine::Cpu(a) => Ok((a.finish().map_err(super::reuse::reuse_error)?, None)),
+            Engine::Gpu(g) => {
+                let all = gpu_reuse::analyze(&g.items, &g.ordinals).map_err(gpu_error)?;
+                let one = if speedup && g.ordinals.len() > 1 {
+                    Some(gpu_reuse::analyze(&g.items, &g.ordinals[..1]).map_err(gpu_error)?)
+                } else {
+                    None
+                };
+                let histogram = all.histogram.clone();
+                Ok((histogram, Some(GpuReport { all, one })))
+            }
+        }
+    }
+}
+
+/// A new engine for `method`, CPU analyzers taking `options`.
+pub fn engine(
+    method: &Method,
+    options: &memtune_core::reuse::Options,
+) -> Result<Engine, ReuseError> {
+    Ok(match method {
+        Method::Cpu(mode) => Engine::Cpu(Box::new(Analyzer::new(*mode, options)?)),
+        Method::Gpu(ordinals) => Engine::Gpu(GpuEngine {
+            items: Vec::new(),
+            ordinals: ordinals.clone(),
+        }),
+    })
+}
+
+fn gpu_error(e: GpuReuseError) -> CliError {
+    let exit = match e {
+        GpuReuseError::TooLong { .. } | GpuReuseError::NoGpu => Exit::Usage,
+        GpuReuseError::Gpu {
+            source: memtune::gpu::Error::Device(_),
+            ..
+        } => Exit::NoGpu,
+        _ => Exit::Internal,
+    };
+    CliError::new(exit, format!("exact-gpu: {e}"))
+}
+
+/// What the GPUs did: the analysis on every GPU asked, and on the first alone.
+pub struct GpuReport {
+    pub all: GpuAnalysis,
+    pub one: Option<GpuAnalysis>,
+}
+
+impl GpuReport {
+    /// One GPU's seconds over all GPUs' seconds.
+    pub fn speedup(&self) -> Option<f64> {
+        let one = self.one.as_ref()?;
+        (self.all.seconds > 0.0).then(|| one.seconds / self.all.seconds)
+    }
+
+    /// Whether the one-GPU histogram equals the all-GPU one (it must).
+    pub fn agrees(&self) -> Option<bool> {
+        Some(self.one.as_ref()?.histogram == self.all.histogram)
+    }
+
+    pub fn to_json(&self) -> Value {
+        let parts: Vec<Value> = self
+            .all
+            .parts
+            .iter()
+            .map(|p| {
+                json!({"ordinal": p.ordinal, "uuid": p.uuid, "references": p.references,
+                "seconds": p.seconds})
+            })
+            .collect();
+        json!({
+            "seconds": self.all.seconds,
+            "parts": parts,
+            "one_gpu_seconds": self.one.as_ref().map(|o| o.seconds),
+            "speedup": self.speedup(),
+            "one_gpu_histogram_equal": self.agrees(),
+        })
+    }
+
+    pub fn print(&self) {
+        println!(
+            "\nexact-gpu: {:.3} s on {} GPU(s) (analysis only: the trace read and kernels compiled before)",
+            self.all.seconds,
+            self.all.parts.len()
+        );
+        for p in &self.all.parts {
+            println!(
+                "  GPU {} {}: {} references, {:.3} s",
+                p.ordinal, p.uuid, p.references, p.seconds
+            );
+        }
+        if let (Some(one), Some(s), Some(same)) = (&self.one, self.speedup(), self.agrees()) {
+            println!(
+                "  one GPU alone: {:.3} s; speed-up {s:.2}x; histograms {}",
+                one.seconds,
+                if same { "identical" } else { "DIFFER" }
+            );
+        }
+    }
+}
