@@ -190,14 +190,19 @@ extern "C" __global__ void memtune_reuse_count_later(const u32* next, u32* count
     }
 }
 
-// The distance each next use gives its reference; 0xffffffff for a last use.
-extern "C" __global__ void memtune_reuse_distance(const u32* next, const u32* positions,
-                                                  const u32* counts, u32 n, u32 total,
-                                                  u32* distances)
+// Counts the distance each next use gives its reference into dense[distance] (a last use
+// gives none), and keeps in *largest one past the largest distance counted.
+extern "C" __global__ void memtune_reuse_histogram(const u32* next, const u32* positions,
+                                                   const u32* counts, u32 n, u32 total,
+                                                   u32* dense, u32* largest)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) {
         u32 v = next[k];
-        distances[k] = v < total ? v - positions[k] - 1 - counts[k] : 0xffffffffu;
+        if (v < total) {
+            u32 d = v - positions[k] - 1 - counts[k];
+            atomicAdd(&dense[d], 1u);
+            atomicMax(largest, d + 1);
+        }
     }
 }

@@ -299,10 +299,9 @@ pub mod reuse {
     pub const MERGE_NEXT: &str = "memtune_reuse_merge_next";
     /// `memtune_reuse_count_later(next, counts, n, later_next, later_n)`
     pub const COUNT_LATER: &str = "memtune_reuse_count_later";
-    /// `memtune_reuse_distance(next, positions, counts, n, total, distances: *mut u32)`
-    pub const DISTANCE: &str = "memtune_reuse_distance";
-    /// The distance written for a last use (no reuse follows it).
-    pub const NO_REUSE: u32 = u32::MAX;
+    /// `memtune_reuse_histogram(next, positions, counts, n, total, dense: *mut u32, largest: *mut u32)`:
+    /// `dense` holds `total` counts, `largest` one past the largest distance.
+    pub const HISTOGRAM: &str = "memtune_reuse_histogram";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "reuse.cu",
@@ -316,7 +315,7 @@ pub mod reuse {
             TILE_NEXT,
             MERGE_NEXT,
             COUNT_LATER,
-            DISTANCE,
+            HISTOGRAM,
         ],
     };
 }

@@ -19,7 +19,7 @@ pub(super) struct Kernels {
     pub(super) tile_next: CudaFunction,
     pub(super) merge_next: CudaFunction,
     pub(super) count_later: CudaFunction,
-    pub(super) distance: CudaFunction,
+    pub(super) histogram: CudaFunction,
 }
 
 pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
@@ -40,7 +40,7 @@ pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
         tile_next: f(k::TILE_NEXT)?,
         merge_next: f(k::MERGE_NEXT)?,
         count_later: f(k::COUNT_LATER)?,
-        distance: f(k::DISTANCE)?,
+        histogram: f(k::HISTOGRAM)?,
     })
 }
 

@@ -27,7 +27,7 @@ mod kernels;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 use memtune_core::reuse::nextuse::{self, MAX_REFERENCES};
 use memtune_core::reuse::Histogram;
 use memtune_kernels::compile_ptx;
@@ -37,11 +37,12 @@ use crate::gpu::{cuda, Context, Error};
 use barrier::Phases;
 use kernels::{load, sort_items, sort_next, Kernels};
 
-/// Bytes of device memory a part of `n` references needs at most, `later` being the
-/// largest later part: items and positions twice (sorting), next uses, and the later
-/// part's sorted items and positions.
-pub fn device_bytes(n: u64, later: u64) -> u64 {
-    28 * n + 12 * later
+/// Bytes of device memory a part of `n` references of a trace of `total` needs at most,
+/// `later` being the largest later part: its sorted items and positions (12 bytes a
+/// reference) kept while next uses are sorted (24), a later part's sorted items copied
+/// (12 a reference of it), and distance counts (4 a reference of the trace).
+pub fn device_bytes(n: u64, later: u64, total: u64) -> u64 {
+    36 * n + 12 * later + 4 * total
 }
 
 /// Why an exact GPU analysis could not run.
@@ -74,6 +75,9 @@ pub struct GpuPart {
     pub references: u64,
     /// Seconds from the common start (after compilation) to its part's distances counted.
     pub seconds: f64,
+    /// Seconds of each phase: items sorted; last uses resolved and next uses sorted; later
+    /// parts counted and distances counted (each up to the barrier after it).
+    pub phase_seconds: [f64; 3],
 }
 
 /// An exact analysis on GPUs.
@@ -174,15 +178,14 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
     })
 }
 
-/// A part's items sorted, with their positions.
-type SortedItems = (Vec<u64>, Vec<u32>);
 /// Next uses sorted, with their positions and counts of smaller next uses to the right.
 pub(super) type SortedNext = (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>);
 
-/// Sorted items with positions, and sorted next uses, of each part, for the earlier parts.
+/// Where each part's sorted items with positions, and sorted next uses, lie on its GPU,
+/// for the earlier parts to copy.
 struct Shared {
-    items: Vec<Mutex<Option<Arc<SortedItems>>>>,
-    next: Vec<Mutex<Option<Arc<Vec<u32>>>>>,
+    items: Vec<Mutex<Option<Peer>>>,
+    next: Vec<Mutex<Option<Peer>>>,
     phases: Phases,
 }
 
@@ -206,7 +209,8 @@ fn worker(
     let gpu_err = |source| GpuReuseError::Gpu { ordinal, source };
     let gpu = Context::open(ordinal).map_err(gpu_err)?;
     let run = || -> Result<_, Error> {
-        gpu.check_free(device_bytes(items.len() as u64, job.later.unwrap_or(0)))?;
+        let n = items.len() as u64;
+        gpu.check_free(device_bytes(n, job.later.unwrap_or(0), job.total.into()))?;
         let ptx = compile_ptx(&k::SOURCE, gpu.arch(), &[])?;
         load(&gpu, &ptx)
     };
@@ -216,15 +220,17 @@ fn worker(
         s.get_or_insert_with(Instant::now);
     }
     let began = Instant::now();
-    let dense = phases(&gpu, &kernels, items, job, shared).map_err(|e| match e {
-        Step::Gpu(source) => GpuReuseError::Gpu { ordinal, source },
-        Step::Other(e) => e,
-    })?;
+    let (dense, phase_seconds) =
+        phases(&gpu, &kernels, items, job, shared).map_err(|e| match e {
+            Step::Gpu(source) => GpuReuseError::Gpu { ordinal, source },
+            Step::Other(e) => e,
+        })?;
     let part = GpuPart {
         ordinal,
         uuid: gpu.identity().uuid.clone(),
         references: items.len() as u64,
         seconds: began.elapsed().as_secs_f64(),
+        phase_seconds,
     };
     Ok((dense, part))
 }
@@ -247,17 +253,25 @@ impl From<GpuReuseError> for Step {
     }
 }
 
-/// The three phases of one part; its dense distance counts.
+/// The three phases of one part; its dense distance counts and each phase's seconds.
 fn phases(
     gpu: &Context,
     kernels: &Kernels,
     items: &[u64],
     job: &Job,
     shared: &Shared,
-) -> Result<Vec<u64>, Step> {
+) -> Result<(Vec<u64>, [f64; 3]), Step> {
     let stream = gpu.stream().clone();
     let n = items.len() as u32;
     let missing = |part| GpuReuseError::Missing { part };
+    let ctx = gpu.cuda_context().cu_ctx() as usize;
+    let sync = || stream.synchronize().map_err(cuda("cuStreamSynchronize"));
+    let mut seconds = [0.0; 3];
+    let mut clock = Instant::now();
+    let mut lap = |i: usize| {
+        seconds[i] = clock.elapsed().as_secs_f64();
+        clock = Instant::now();
+    };
 
     // Phase 1: items sorted stably, next uses within the part.
     let (sorted_items, sorted_positions) = sort_items(&stream, kernels, items, job.base)?;
@@ -276,26 +290,29 @@ fn phases(
         &job.total,
         &mut next
     );
+    sync()?;
     if job.g > 0 {
-        let host = (
-            stream
-                .clone_dtoh(&sorted_items)
-                .map_err(cuda("cuMemcpyDtoH"))?,
-            stream
-                .clone_dtoh(&sorted_positions)
-                .map_err(cuda("cuMemcpyDtoH"))?,
+        let (a, _) = sorted_items.device_ptr(&stream);
+        let (b, _) = sorted_positions.device_ptr(&stream);
+        put(
+            &shared.items[job.g],
+            Peer {
+                ctx,
+                ptrs: [a, b],
+                len: n as usize,
+            },
         );
-        put(&shared.items[job.g], Arc::new(host));
     }
-    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
     shared.phases.wait()?;
+    lap(0);
 
-    // Phase 2: last uses resolved against later parts; next uses sorted, counting.
+    // Phase 2: last uses resolved against later parts (copied from their GPUs); next uses
+    // sorted, counting.
     for h in job.g + 1..shared.items.len() {
         let later = take(&shared.items[h]).ok_or(missing(h))?;
-        let later_n = later.0.len() as u32;
-        let later_items = stream.clone_htod(&later.0).map_err(cuda("cuMemcpyHtoD"))?;
-        let later_positions = stream.clone_htod(&later.1).map_err(cuda("cuMemcpyHtoD"))?;
+        let later_n = later.len as u32;
+        let later_items = peer_copy::<u64>(&stream, ctx, &later, 0)?;
+        let later_positions = peer_copy::<u32>(&stream, ctx, &later, 1)?;
         launch!(
             stream,
             &kernels.resolve,
@@ -311,22 +328,31 @@ fn phases(
             &later_positions,
             &later_n
         );
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        sync()?;
     }
-    drop((sorted_items, sorted_positions));
     let (next, positions, mut counts) = sort_next(&stream, kernels, next, job.base)?;
+    sync()?;
     if job.g > 0 {
-        let host = stream.clone_dtoh(&next).map_err(cuda("cuMemcpyDtoH"))?;
-        put(&shared.next[job.g], Arc::new(host));
+        let (a, _) = next.device_ptr(&stream);
+        put(
+            &shared.next[job.g],
+            Peer {
+                ctx,
+                ptrs: [a, 0],
+                len: n as usize,
+            },
+        );
     }
-    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    // The earlier parts have copied this part's sorted items: they may go.
     shared.phases.wait()?;
+    drop((sorted_items, sorted_positions));
+    lap(1);
 
-    // Phase 3: smaller next uses of later parts counted; distances.
+    // Phase 3: smaller next uses of later parts counted; distances counted on the GPU.
     for h in job.g + 1..shared.next.len() {
         let later = take(&shared.next[h]).ok_or(missing(h))?;
-        let later_n = later.len() as u32;
-        let later_next = stream.clone_htod(&*later).map_err(cuda("cuMemcpyHtoD"))?;
+        let later_n = later.len as u32;
+        let later_next = peer_copy::<u32>(&stream, ctx, &later, 0)?;
         launch!(
             stream,
             &kernels.count_later,
@@ -338,42 +364,89 @@ fn phases(
             &later_next,
             &later_n
         );
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        sync()?;
     }
-    let mut distances = stream
-        .alloc_zeros::<u32>(n as usize)
+    let mut dense = stream
+        .alloc_zeros::<u32>(job.total as usize)
         .map_err(cuda("cuMemAlloc"))?;
+    let mut largest = stream.alloc_zeros::<u32>(1).map_err(cuda("cuMemAlloc"))?;
     launch!(
         stream,
-        &kernels.distance,
+        &kernels.histogram,
         n,
-        "memtune_reuse_distance",
+        "memtune_reuse_histogram",
         &next,
         &positions,
         &counts,
         &n,
         &job.total,
-        &mut distances
+        &mut dense,
+        &mut largest
     );
-    let host = stream
-        .clone_dtoh(&distances)
-        .map_err(cuda("cuMemcpyDtoH"))?;
-    stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
-    let mut dense = Vec::new();
-    for &d in host.iter().filter(|&&d| d != k::NO_REUSE) {
-        nextuse::count(&mut dense, d);
-    }
-    Ok(dense)
+    let largest = stream.clone_dtoh(&largest).map_err(cuda("cuMemcpyDtoH"))?;
+    // `largest` holds the largest distance plus one: 0 when the part has no reuse.
+    let used = largest.first().copied().unwrap_or(0) as usize;
+    let counts = if used == 0 {
+        Vec::new()
+    } else {
+        stream
+            .clone_dtoh(&dense.slice(..used))
+            .map_err(cuda("cuMemcpyDtoH"))?
+    };
+    sync()?;
+    // Later parts' next uses were read from their GPUs: they may go once all are done.
+    shared.phases.wait()?;
+    lap(2);
+    Ok((counts.into_iter().map(u64::from).collect(), seconds))
 }
 
-fn put<T>(slot: &Mutex<Option<Arc<T>>>, value: Arc<T>) {
+/// Where a part's sorted data lies on its GPU, for the earlier parts to copy.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    /// The owning context (`CUcontext`), as an address.
+    ctx: usize,
+    ptrs: [u64; 2],
+    len: usize,
+}
+
+/// A copy on this GPU of `peer.ptrs[which]` (`peer.len` values of `T`), device to device.
+fn peer_copy<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    stream: &Arc<cudarc::driver::CudaStream>,
+    ctx: usize,
+    peer: &Peer,
+    which: usize,
+) -> Result<CudaSlice<T>, Error> {
+    let mut dst = stream
+        .alloc_zeros::<T>(peer.len)
+        .map_err(cuda("cuMemAlloc"))?;
+    {
+        let (d, _guard) = dst.device_ptr_mut(stream);
+        // SAFETY: `dst` holds `len` values of T on this context; the peer's buffer holds as
+        // many on its context and lives until the barrier after this phase; the copy is
+        // synchronised before then.
+        unsafe {
+            cudarc::driver::result::memcpy_peer_async(
+                ctx as cudarc::driver::sys::CUcontext,
+                d,
+                peer.ctx as cudarc::driver::sys::CUcontext,
+                peer.ptrs[which],
+                peer.len * std::mem::size_of::<T>(),
+                stream.cu_stream(),
+            )
+        }
+        .map_err(cuda("cuMemcpyPeerAsync"))?;
+    }
+    Ok(dst)
+}
+
+fn put<T>(slot: &Mutex<Option<T>>, value: T) {
     if let Ok(mut s) = slot.lock() {
         *s = Some(value);
     }
 }
 
-fn take<T>(slot: &Mutex<Option<Arc<T>>>) -> Option<Arc<T>> {
-    slot.lock().ok().and_then(|s| s.clone())
+fn take<T: Copy>(slot: &Mutex<Option<T>>) -> Option<T> {
+    slot.lock().ok().and_then(|s| *s)
 }
 
 #[cfg(test)]

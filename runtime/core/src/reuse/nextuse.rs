@@ -17,7 +17,8 @@
 //! later parts' items sorted, and its entries count the smaller next uses of later parts by
 //! a search in their sorted `next`.
 
-use super::histogram::Counts;
+use std::collections::BTreeMap;
+
 use super::Histogram;
 
 /// Most references the method takes: positions and `n + p` fit in a `u32`.
@@ -176,14 +177,20 @@ pub fn count(dense: &mut Vec<u64>, d: u32) {
 /// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
 /// one per distinct item.
 pub fn from_dense(references: u64, dense: &[u64]) -> Histogram {
-    let mut counts = Counts::default();
-    for (d, &n) in dense.iter().enumerate().filter(|(_, &n)| n > 0) {
-        counts.add(d as u64, n);
+    let exact: BTreeMap<u64, u64> = dense
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(d, &n)| (d as u64, n))
+        .collect();
+    let cold = references.saturating_sub(exact.values().sum());
+    Histogram {
+        references,
+        distinct: cold,
+        cold,
+        exact,
+        sample: None,
     }
-    counts.cold = references - counts.references;
-    counts.references = references;
-    let distinct = counts.cold;
-    counts.into_histogram(distinct)
 }
 
 /// The distance the next use `next` of position `p` gets, `smaller` next uses to the right

@@ -147,7 +147,7 @@ impl GpuReport {
             .iter()
             .map(|p| {
                 json!({"ordinal": p.ordinal, "uuid": p.uuid, "references": p.references,
-                "seconds": p.seconds})
+                "seconds": p.seconds, "phase_seconds": p.phase_seconds})
             })
             .collect();
         json!({
@@ -166,8 +166,9 @@ impl GpuReport {
             self.all.parts.len()
         );
         for p in &self.all.parts {
+            let [a, b, c] = p.phase_seconds;
             println!(
-                "  GPU {} {}: {} references, {:.3} s",
+                "  GPU {} {}: {} references, {:.3} s (sort items {a:.3} s, resolve and sort next uses {b:.3} s, count {c:.3} s)",
                 p.ordinal, p.uuid, p.references, p.seconds
             );
         }

@@ -120,9 +120,10 @@ impl Job<'_> {
         }
         let path = self.store.save(&mut profile)?;
         let dir = match &self.args.probe.plot {
-            Some(dir) if self.several => {
-                Some(files::output_dir(&dir.join(format!("gpu{ordinal}")), self.ctx.write)?)
-            }
+            Some(dir) if self.several => Some(files::output_dir(
+                &dir.join(format!("gpu{ordinal}")),
+                self.ctx.write,
+            )?),
             other => other.clone(),
         };
         let charts = plots(self.ctx, dir.as_deref(), &profile)?;
