@@ -85,9 +85,11 @@ pub struct GpuPart {
 pub struct GpuAnalysis {
     pub histogram: Histogram,
     pub parts: Vec<GpuPart>,
-    /// Seconds from the common start to the merged histogram: the analysis, without
-    /// reading the trace and compiling the kernels.
+    /// Seconds from the common start to the parts' distance counts merged: the analysis,
+    /// without reading the trace, compiling the kernels and freeing the GPUs.
     pub seconds: f64,
+    /// Seconds turning the merged counts into the [`Histogram`] (one thread, on the CPU).
+    pub histogram_seconds: f64,
 }
 
 /// The exact histogram of `items` (addresses already divided by the granularity) on the
@@ -106,6 +108,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
             histogram: Histogram::new(),
             parts: Vec::new(),
             seconds: 0.0,
+            histogram_seconds: 0.0,
         });
     }
     let parts = bounds.len();
@@ -115,7 +118,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
         phases: Phases::new(parts),
     };
     let start = Mutex::new(None::<Instant>);
-    let results: Vec<Result<(Vec<u64>, GpuPart), GpuReuseError>> = std::thread::scope(|s| {
+    let results: Vec<Result<Finished, GpuReuseError>> = std::thread::scope(|s| {
         let handles: Vec<_> = bounds
             .iter()
             .enumerate()
@@ -154,9 +157,11 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
         }
         return Err(GpuReuseError::Worker);
     }
+    let merging = Instant::now();
     let mut dense = Vec::new();
     let mut out = Vec::new();
-    for (d, part) in results.into_iter().flatten() {
+    let mut ended = None::<Instant>;
+    for (d, part, end) in results.into_iter().flatten() {
         if d.len() > dense.len() {
             dense.resize(d.len(), 0);
         }
@@ -164,22 +169,30 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
             *a += b;
         }
         out.push(part);
+        ended = Some(ended.map_or(end, |e| e.max(end)));
     }
+    let merge = merging.elapsed().as_secs_f64();
+    let converting = Instant::now();
     let histogram = nextuse::from_dense(total, &dense);
-    let seconds = start
-        .lock()
-        .ok()
-        .and_then(|s| s.map(|t| t.elapsed().as_secs_f64()))
-        .unwrap_or(0.0);
+    let histogram_seconds = converting.elapsed().as_secs_f64();
+    let began = start.lock().ok().and_then(|s| *s);
+    let seconds = match (began, ended) {
+        (Some(b), Some(e)) => e.duration_since(b).as_secs_f64() + merge,
+        _ => 0.0,
+    };
     Ok(GpuAnalysis {
         histogram,
         parts: out,
         seconds,
+        histogram_seconds,
     })
 }
 
 /// Next uses sorted, with their positions and counts of smaller next uses to the right.
 pub(super) type SortedNext = (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>);
+
+/// A part's distance counts (index = distance), what its GPU did, and when it ended.
+type Finished = (Vec<u64>, GpuPart, Instant);
 
 /// Where each part's sorted items with positions, and sorted next uses, lie on its GPU,
 /// for the earlier parts to copy.
@@ -205,7 +218,7 @@ fn worker(
     job: &Job,
     shared: &Shared,
     start: &Mutex<Option<Instant>>,
-) -> Result<(Vec<u64>, GpuPart), GpuReuseError> {
+) -> Result<Finished, GpuReuseError> {
     let gpu_err = |source| GpuReuseError::Gpu { ordinal, source };
     let gpu = Context::open(ordinal).map_err(gpu_err)?;
     let run = || -> Result<_, Error> {
@@ -232,7 +245,8 @@ fn worker(
         seconds: began.elapsed().as_secs_f64(),
         phase_seconds,
     };
-    Ok((dense, part))
+    // The buffers and the context are freed after this, outside the analysis's time.
+    Ok((dense, part, Instant::now()))
 }
 
 /// A phase's failure: the GPU's own, or the analysis stopped by another worker.

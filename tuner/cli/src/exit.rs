@@ -37,6 +37,25 @@ impl Exit {
             Exit::Ok
         }
     }
+
+    /// The exit whose process exit code is `code`; `None` for a code this program never
+    /// returns.
+    pub fn from_code(code: i32) -> Option<Exit> {
+        [
+            Exit::Ok,
+            Exit::Internal,
+            Exit::Usage,
+            Exit::NoGpu,
+            Exit::InvalidProfile,
+            Exit::Io,
+            Exit::NotFound,
+            Exit::Partial,
+            Exit::CheckFailed,
+            Exit::Interrupted,
+        ]
+        .into_iter()
+        .find(|e| *e as i32 == code)
+    }
 }
 
 /// An error for the user: a message that names the file and the fix, and an exit code.
@@ -112,6 +131,14 @@ mod tests {
     fn a_probe_with_a_failed_section_exits_7() {
         assert_eq!(Exit::of_probe(true) as i32, 7);
         assert_eq!(Exit::of_probe(false) as i32, 0);
+    }
+
+    #[test]
+    fn exit_codes_map_back_to_exits() {
+        assert_eq!(Exit::from_code(130), Some(Exit::Interrupted));
+        assert_eq!(Exit::from_code(7), Some(Exit::Partial));
+        assert_eq!(Exit::from_code(0), Some(Exit::Ok));
+        assert_eq!(Exit::from_code(101), None);
     }
 
     #[test]

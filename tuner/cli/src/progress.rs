@@ -2,8 +2,9 @@
 //! time and an estimate of what is left; when stderr is not a terminal (logs, pipes), with
 //! `--quiet` or with `--json`, no progress at all, only each step's closing summary (and
 //! not even that when quiet). Every bar belongs to one process-wide [`MultiProgress`], so
-//! the bars of GPUs probed at once stack instead of overwriting each other, and lines
-//! printed while they run go above them.
+//! bars open at once stack instead of overwriting each other, and lines printed while they
+//! run go above them. GPUs probed at once are worker processes whose stderr is a pipe:
+//! they draw no bars, only their summaries.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

@@ -14,6 +14,7 @@ use memtune_core::ProfileError;
 use std::path::PathBuf;
 
 /// What every verb needs: output mode, how outputs are written, and the two stores.
+#[derive(Clone)]
 pub(super) struct Ctx {
     pub(super) json: bool,
     pub(super) quiet: bool,

@@ -19,6 +19,7 @@ pub mod size;
 mod trace;
 mod tune;
 mod tune_gpus;
+mod tune_workers;
 
 pub use crate::exit::{CliError, Exit};
 pub(crate) use commands::{env_error, gpu_ordinal};
@@ -71,10 +72,18 @@ pub struct TuneArgs {
     /// names, else every visible GPU).
     #[arg(long, value_name = "ORDINAL")]
     pub device: Option<usize>,
-    /// Probe the GPUs one after another instead of all at once (one worker thread each),
+    /// Probe the GPUs one after another instead of all at once (one worker process each),
     /// e.g. for sections that must not share the host link.
     #[arg(long)]
     pub one_at_a_time: bool,
+    /// Internal: this process is one of the workers of a parallel `cargo tune`; it probes
+    /// the GPU of `--device`, stores its profile and prints a one-line JSON result.
+    #[arg(long, hide = true, requires_all = ["device", "parallel_with"], conflicts_with = "one_at_a_time")]
+    pub worker: bool,
+    /// Internal, with `--worker`: how many GPUs are probed at once.
+    #[arg(long, hide = true, value_name = "N", requires = "worker",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub parallel_with: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

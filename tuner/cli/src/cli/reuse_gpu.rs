@@ -152,6 +152,7 @@ impl GpuReport {
             .collect();
         json!({
             "seconds": self.all.seconds,
+            "histogram_seconds": self.all.histogram_seconds,
             "parts": parts,
             "one_gpu_seconds": self.one.as_ref().map(|o| o.seconds),
             "speedup": self.speedup(),
@@ -161,9 +162,10 @@ impl GpuReport {
 
     pub fn print(&self) {
         println!(
-            "\nexact-gpu: {:.3} s on {} GPU(s) (analysis only: the trace read and kernels compiled before)",
+            "\nexact-gpu: {:.3} s on {} GPU(s), from the trace in memory to the distance counts merged (reading the trace, compiling the kernels and freeing the GPUs not counted); {:.3} s more to build the histogram on the CPU",
             self.all.seconds,
-            self.all.parts.len()
+            self.all.parts.len(),
+            self.all.histogram_seconds
         );
         for p in &self.all.parts {
             let [a, b, c] = p.phase_seconds;

@@ -130,8 +130,8 @@ pub const QUICK_MAX_MANAGED: u64 = 8 << 30;
 /// Probes GPU `ordinal` into a profile. A probe that cannot start marks every section it
 /// would have filled as failed, with the reason; the identity is kept either way. Ctrl-C
 /// stops it between measurements: `Err` (exit 130) once the GPU's buffers are freed.
-/// Everything it opens is opened and bound on the calling thread, so GPUs can be probed
-/// on threads of their own; `at_once` is how many are.
+/// `at_once` is how many GPUs are probed at the same time (by worker processes), which
+/// share the host's pinned memory.
 pub(super) fn probe_gpu(
     ctx: &Ctx,
     ordinal: usize,

@@ -1,13 +1,14 @@
 //! Bare `cargo tune`: every selected GPU probed and its profile stored in the user cache
-//! or the project. Several GPUs are probed at once, one worker thread each, unless
-//! `--one-at-a-time`; the main thread stores each profile as it arrives, so a GPU that
-//! finished is kept whatever the others do.
+//! or the project. Several GPUs are probed at once, one worker process each
+//! (`tune_workers.rs`), unless `--one-at-a-time`; each worker stores its own GPU's profile,
+//! so a GPU that finished is kept whatever the others do.
 
 use super::commands::{env_gpu, print_json, Ctx};
 use super::files::{self, path_json, paths_json};
 use super::probe;
 use super::profiles::replacing;
 use super::tune::{faults_from_env, plots, probe_gpu, section_summary, QUICK_NOTE};
+use super::tune_workers;
 use super::TuneArgs;
 use crate::exit::{CliError, Exit};
 use crate::interrupt;
@@ -20,27 +21,27 @@ use memtune_probe::fault::Faults;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::mpsc;
 
-/// Whether `n_gpus` GPUs are probed at once, one worker thread each: more than one, and
+/// Whether `n_gpus` GPUs are probed at once, one worker process each: more than one, and
 /// not `--one-at-a-time` (for sections that must not share the host link).
 pub(super) fn parallel(n_gpus: usize, one_at_a_time: bool) -> bool {
     n_gpus > 1 && !one_at_a_time
 }
 
 /// A GPU's profile, once stored.
-struct Stored {
-    ordinal: usize,
-    profile: Profile,
-    path: PathBuf,
-    charts: Vec<PathBuf>,
+#[derive(Debug)]
+pub(super) struct Stored {
+    pub(super) ordinal: usize,
+    pub(super) profile: Profile,
+    pub(super) path: PathBuf,
+    pub(super) charts: Vec<PathBuf>,
 }
 
 /// What every GPU's probe and store share.
-struct Job<'a> {
-    ctx: &'a Ctx,
-    args: &'a TuneArgs,
-    store: Store,
+pub(super) struct Job<'a> {
+    pub(super) ctx: &'a Ctx,
+    pub(super) args: &'a TuneArgs,
+    pub(super) store: Store,
     faults: Faults,
     /// The provenance options of every profile.
     options: BTreeMap<String, Value>,
@@ -52,38 +53,19 @@ struct Job<'a> {
 
 /// Bare `cargo tune`: probe each visible GPU and store its profile in the cache (or project).
 pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
+    if args.worker {
+        return tune_workers::worker(ctx, args);
+    }
     let ids = match args.device.map_or_else(env_gpu, |o| Ok(Some(o)))? {
         Some(ordinal) => vec![(ordinal, device::identity(ordinal)?)],
         None => device::list()?.into_iter().enumerate().collect(),
     };
-    let store = if args.project {
-        ctx.project()
-    } else {
-        ctx.cache_store()?
-    };
-    if let Some(dir) = &args.probe.plot {
-        files::output_dir(dir, ctx.write)?;
-    }
-    let faults = faults_from_env(ctx)?;
-    interrupt::install()?;
     let at_once = if parallel(ids.len(), args.one_at_a_time) {
         ids.len()
     } else {
         1
     };
-    let mut options = args.probe.record();
-    options.insert("project".to_string(), json!(args.project));
-    // Whether the profile was measured beside other GPUs' probes.
-    options.insert("parallel_with".to_string(), json!(at_once));
-    let job = Job {
-        ctx,
-        args,
-        store,
-        faults,
-        options,
-        at_once,
-        several: ids.len() > 1,
-    };
+    let job = Job::new(ctx, args, at_once, ids.len() > 1)?;
     let (written, any_failed) = if at_once > 1 {
         job.all_at_once(ids)?
     } else {
@@ -93,8 +75,53 @@ pub(super) fn tune(ctx: &Ctx, args: &TuneArgs) -> Result<Exit, CliError> {
     Ok(Exit::of_probe(any_failed))
 }
 
-impl Job<'_> {
-    fn probe(&self, ordinal: usize, id: DeviceIdentity) -> Result<(Profile, bool), CliError> {
+impl<'a> Job<'a> {
+    /// Checks where profiles and charts go and what `MEMTUNE_FAULT` asks, and installs the
+    /// Ctrl-C handler, before any GPU is probed.
+    pub(super) fn new(
+        ctx: &'a Ctx,
+        args: &'a TuneArgs,
+        at_once: usize,
+        several: bool,
+    ) -> Result<Job<'a>, CliError> {
+        let store = if args.project {
+            ctx.project()
+        } else {
+            ctx.cache_store()?
+        };
+        if let Some(dir) = &args.probe.plot {
+            files::output_dir(dir, ctx.write)?;
+        }
+        // A worker's parent has said it already.
+        let faults = if args.worker {
+            faults_from_env(&Ctx {
+                quiet: true,
+                ..ctx.clone()
+            })?
+        } else {
+            faults_from_env(ctx)?
+        };
+        interrupt::install()?;
+        let mut options = args.probe.record();
+        options.insert("project".to_string(), json!(args.project));
+        // Whether the profile was measured beside other GPUs' probes.
+        options.insert("parallel_with".to_string(), json!(at_once));
+        Ok(Job {
+            ctx,
+            args,
+            store,
+            faults,
+            options,
+            at_once,
+            several,
+        })
+    }
+
+    pub(super) fn probe(
+        &self,
+        ordinal: usize,
+        id: DeviceIdentity,
+    ) -> Result<(Profile, bool), CliError> {
         let options = self.options.clone();
         let args = &self.args.probe;
         probe_gpu(
@@ -110,7 +137,7 @@ impl Job<'_> {
 
     /// Stores `profile` (sealed and with a word on what it replaces, in a project) and
     /// writes its charts.
-    fn store(&self, ordinal: usize, mut profile: Profile) -> Result<Stored, CliError> {
+    pub(super) fn store(&self, ordinal: usize, mut profile: Profile) -> Result<Stored, CliError> {
         if self.args.project {
             // A committed profile is replaced only with a word about it.
             codec::seal(&mut profile);
@@ -154,69 +181,11 @@ impl Job<'_> {
         }
         Ok((written, any_failed))
     }
-
-    /// Every GPU at once, each probed by a worker thread of its own that opens its own
-    /// contexts; only the progress display is shared. Each profile is stored as it
-    /// arrives; a GPU whose probe or store fails is reported and the others are kept.
-    fn all_at_once(
-        &self,
-        ids: Vec<(usize, DeviceIdentity)>,
-    ) -> Result<(Vec<Stored>, bool), CliError> {
-        for (ordinal, id) in &ids {
-            self.ctx
-                .note(&format!("GPU {ordinal}: {} {}", id.name, id.uuid));
-        }
-        let mut written = Vec::new();
-        let mut any_failed = false;
-        let mut errors: Vec<(usize, CliError)> = Vec::new();
-        std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::channel();
-            let workers: Vec<_> = ids
-                .into_iter()
-                .map(|(ordinal, id)| {
-                    let tx = tx.clone();
-                    let worker = scope.spawn(move || {
-                        // The receiver lives until every worker is joined.
-                        let _ = tx.send((ordinal, self.probe(ordinal, id)));
-                    });
-                    (ordinal, worker)
-                })
-                .collect();
-            // The loop below ends once every worker has sent or ended.
-            drop(tx);
-            for (ordinal, probed) in rx {
-                let stored = probed
-                    .and_then(|(profile, failed)| Ok((self.store(ordinal, profile)?, failed)));
-                match stored {
-                    Ok((s, failed)) => {
-                        any_failed |= failed;
-                        written.push(s);
-                    }
-                    Err(e) => errors.push((ordinal, e)),
-                }
-            }
-            for (ordinal, worker) in workers {
-                // A worker that panicked sent nothing; the panic is on stderr already.
-                if worker.join().is_err() {
-                    let e = CliError::new(
-                        Exit::Internal,
-                        "the probe panicked; nothing of this GPU was stored",
-                    );
-                    errors.push((ordinal, e));
-                }
-            }
-        });
-        written.sort_by_key(|s| s.ordinal);
-        match first_error(errors) {
-            None => Ok((written, any_failed)),
-            Some(e) => Err(stored_before(e, &written)),
-        }
-    }
 }
 
 /// The error a parallel run ends with: Ctrl-C's (every worker stops with the same one),
 /// else the lowest ordinal's, named. The others are printed here, so none goes unsaid.
-fn first_error(mut errors: Vec<(usize, CliError)>) -> Option<CliError> {
+pub(super) fn first_error(mut errors: Vec<(usize, CliError)>) -> Option<CliError> {
     errors.sort_by_key(|(ordinal, _)| *ordinal);
     let named = |(ordinal, e): (usize, CliError)| {
         CliError::new(e.exit, format!("GPU {ordinal}: {}", e.message))
@@ -280,7 +249,7 @@ fn print_stored(ctx: &Ctx, args: &TuneArgs, written: &[Stored]) {
 }
 
 /// An interruption's message, with the profiles stored before it (whole, from GPUs done).
-fn stored_before(mut e: CliError, written: &[Stored]) -> CliError {
+pub(super) fn stored_before(mut e: CliError, written: &[Stored]) -> CliError {
     if e.exit == Exit::Interrupted && !written.is_empty() {
         let paths: Vec<String> = written
             .iter()
