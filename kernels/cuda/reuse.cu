@@ -191,18 +191,36 @@ extern "C" __global__ void memtune_reuse_count_later(const u32* next, u32* count
 }
 
 // Counts the distance each next use gives its reference into dense[distance] (a last use
-// gives none), and keeps in *largest one past the largest distance counted.
+// gives none), and keeps in *largest one past the largest distance counted (one atomic per
+// warp: a single address taking one per thread would serialize the launch).
 extern "C" __global__ void memtune_reuse_histogram(const u32* next, const u32* positions,
                                                    const u32* counts, u32 n, u32 total,
                                                    u32* dense, u32* largest)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u32 past = 0;
     if (k < n) {
         u32 v = next[k];
         if (v < total) {
             u32 d = v - positions[k] - 1 - counts[k];
             atomicAdd(&dense[d], 1u);
-            atomicMax(largest, d + 1);
+            past = d + 1;
         }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        u32 other = __shfl_xor_sync(0xffffffffu, past, offset);
+        past = other > past ? other : past;
+    }
+    if ((threadIdx.x & 31) == 0 && past > 0) {
+        atomicMax(largest, past);
+    }
+}
+
+// Adds n counts of another part (copied here) into this part's.
+extern "C" __global__ void memtune_reuse_add(u32* dense, const u32* other, u32 n)
+{
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) {
+        dense[k] += other[k];
     }
 }

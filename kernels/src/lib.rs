@@ -302,6 +302,8 @@ pub mod reuse {
     /// `memtune_reuse_histogram(next, positions, counts, n, total, dense: *mut u32, largest: *mut u32)`:
     /// `dense` holds `total` counts, `largest` one past the largest distance.
     pub const HISTOGRAM: &str = "memtune_reuse_histogram";
+    /// `memtune_reuse_add(dense: *mut u32, other: *const u32, n: u32)`
+    pub const ADD: &str = "memtune_reuse_add";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "reuse.cu",
@@ -316,6 +318,7 @@ pub mod reuse {
             MERGE_NEXT,
             COUNT_LATER,
             HISTOGRAM,
+            ADD,
         ],
     };
 }

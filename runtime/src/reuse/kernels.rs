@@ -20,6 +20,7 @@ pub(super) struct Kernels {
     pub(super) merge_next: CudaFunction,
     pub(super) count_later: CudaFunction,
     pub(super) histogram: CudaFunction,
+    pub(super) add: CudaFunction,
 }
 
 pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
@@ -41,6 +42,7 @@ pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
         merge_next: f(k::MERGE_NEXT)?,
         count_later: f(k::COUNT_LATER)?,
         histogram: f(k::HISTOGRAM)?,
+        add: f(k::ADD)?,
     })
 }
 

@@ -40,9 +40,10 @@ use kernels::{load, sort_items, sort_next, Kernels};
 /// Bytes of device memory a part of `n` references of a trace of `total` needs at most,
 /// `later` being the largest later part: its sorted items and positions (12 bytes a
 /// reference) kept while next uses are sorted (24), a later part's sorted items copied
-/// (12 a reference of it), and distance counts (4 a reference of the trace).
+/// (12 a reference of it), and distance counts with another part's copied beside them (8 a
+/// reference of the trace).
 pub fn device_bytes(n: u64, later: u64, total: u64) -> u64 {
-    36 * n + 12 * later + 4 * total
+    36 * n + 12 * later + 8 * total
 }
 
 /// Why an exact GPU analysis could not run.
@@ -115,6 +116,8 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
     let shared = Shared {
         items: (0..parts).map(|_| Mutex::new(None)).collect(),
         next: (0..parts).map(|_| Mutex::new(None)).collect(),
+        dense: (0..parts).map(|_| Mutex::new(None)).collect(),
+        contexts: (0..parts).map(|_| Mutex::new(None)).collect(),
         phases: Phases::new(parts),
     };
     let start = Mutex::new(None::<Instant>);
@@ -191,14 +194,19 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
 /// Next uses sorted, with their positions and counts of smaller next uses to the right.
 pub(super) type SortedNext = (CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>);
 
-/// A part's distance counts (index = distance), what its GPU did, and when it ended.
-type Finished = (Vec<u64>, GpuPart, Instant);
+/// The distance counts of every part (index = distance; part 0 returns them, the others
+/// nothing), what its GPU did, and when it ended.
+type Finished = (Vec<u32>, GpuPart, Instant);
 
 /// Where each part's sorted items with positions, and sorted next uses, lie on its GPU,
 /// for the earlier parts to copy.
 struct Shared {
     items: Vec<Mutex<Option<Peer>>>,
     next: Vec<Mutex<Option<Peer>>>,
+    /// Distance counts, which part 0 adds up.
+    dense: Vec<Mutex<Option<Peer>>>,
+    /// Each part's context (`CUcontext`, as an address), for peer access.
+    contexts: Vec<Mutex<Option<usize>>>,
     phases: Phases,
 }
 
@@ -228,6 +236,15 @@ fn worker(
         load(&gpu, &ptx)
     };
     let kernels = run().map_err(gpu_err)?;
+    let ctx = gpu.cuda_context().cu_ctx() as usize;
+    put(&shared.contexts[job.g], ctx);
+    shared.phases.wait()?;
+    for other in &shared.contexts {
+        match take(other) {
+            Some(o) if o != ctx => enable_peer_access(o),
+            _ => {}
+        }
+    }
     shared.phases.wait()?;
     if let Ok(mut s) = start.lock() {
         s.get_or_insert_with(Instant::now);
@@ -274,7 +291,7 @@ fn phases(
     items: &[u64],
     job: &Job,
     shared: &Shared,
-) -> Result<(Vec<u64>, [f64; 3]), Step> {
+) -> Result<(Vec<u32>, [f64; 3]), Step> {
     let stream = gpu.stream().clone();
     let n = items.len() as u32;
     let missing = |part| GpuReuseError::Missing { part };
@@ -399,19 +416,53 @@ fn phases(
     );
     let largest = stream.clone_dtoh(&largest).map_err(cuda("cuMemcpyDtoH"))?;
     // `largest` holds the largest distance plus one: 0 when the part has no reuse.
-    let used = largest.first().copied().unwrap_or(0) as usize;
-    let counts = if used == 0 {
-        Vec::new()
-    } else {
-        stream
-            .clone_dtoh(&dense.slice(..used))
-            .map_err(cuda("cuMemcpyDtoH"))?
-    };
+    let mut used = largest.first().copied().unwrap_or(0) as usize;
     sync()?;
-    // Later parts' next uses were read from their GPUs: they may go once all are done.
+    if job.g > 0 {
+        let (a, _) = dense.device_ptr(&stream);
+        put(
+            &shared.dense[job.g],
+            Peer {
+                ctx,
+                ptrs: [a, 0],
+                len: used,
+            },
+        );
+    }
+    // Every part's counts are published (and the later parts' next uses were read).
+    shared.phases.wait()?;
+    let mut merged = Vec::new();
+    if job.g == 0 {
+        // Part 0 adds the others' counts into its own, GPU to GPU, and reads the sum.
+        for h in 1..shared.dense.len() {
+            let other = take(&shared.dense[h]).ok_or(missing(h))?;
+            if other.len == 0 {
+                continue;
+            }
+            let copy = peer_copy::<u32>(&stream, ctx, &other, 0)?;
+            let len = other.len as u32;
+            launch!(
+                stream,
+                &kernels.add,
+                len,
+                "memtune_reuse_add",
+                &mut dense,
+                &copy,
+                &len
+            );
+            used = used.max(other.len);
+        }
+        if used > 0 {
+            merged = stream
+                .clone_dtoh(&dense.slice(..used))
+                .map_err(cuda("cuMemcpyDtoH"))?;
+        }
+        sync()?;
+    }
+    // Part 0 has read every part's counts: they may go.
     shared.phases.wait()?;
     lap(2);
-    Ok((counts.into_iter().map(u64::from).collect(), seconds))
+    Ok((merged, seconds))
 }
 
 /// Where a part's sorted data lies on its GPU, for the earlier parts to copy.
@@ -451,6 +502,17 @@ fn peer_copy<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
         .map_err(cuda("cuMemcpyPeerAsync"))?;
     }
     Ok(dst)
+}
+
+/// Lets this thread's context read the memory of context `peer` directly (over NVLink
+/// where there is one), so that copies from it take the direct path. Best effort: without
+/// peer access (or with it already on) copies still work, through the host.
+fn enable_peer_access(peer: usize) {
+    // SAFETY: `peer` is a live context of another worker (they are dropped only after the
+    // last barrier); the call only changes this context's mappings.
+    let _ = unsafe {
+        cudarc::driver::sys::cuCtxEnablePeerAccess(peer as cudarc::driver::sys::CUcontext, 0)
+    };
 }
 
 fn put<T>(slot: &Mutex<Option<T>>, value: T) {

@@ -176,12 +176,12 @@ pub fn count(dense: &mut Vec<u64>, d: u32) {
 
 /// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
 /// one per distinct item.
-pub fn from_dense(references: u64, dense: &[u64]) -> Histogram {
+pub fn from_dense<N: Copy + Into<u64>>(references: u64, dense: &[N]) -> Histogram {
     let exact: BTreeMap<u64, u64> = dense
         .iter()
         .enumerate()
-        .filter(|(_, &n)| n > 0)
-        .map(|(d, &n)| (d as u64, n))
+        .map(|(d, &n)| (d as u64, n.into()))
+        .filter(|&(_, n)| n > 0)
         .collect();
     let cold = references.saturating_sub(exact.values().sum());
     Histogram {
