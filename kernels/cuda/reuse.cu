@@ -181,12 +181,18 @@ extern "C" __global__ void memtune_reuse_merge_next(const u32* next, const u32* 
 }
 
 // Adds the next uses of a later part (sorted) below each entry's.
+// Only next uses in [later_base, total) can have any: the later part's next uses all lie
+// above later_base, and a last use (total or more) gives no distance.
 extern "C" __global__ void memtune_reuse_count_later(const u32* next, u32* counts, u32 n,
-                                                     const u32* later_next, u32 later_n)
+                                                     const u32* later_next, u32 later_n,
+                                                     u32 later_base, u32 total)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) {
-        counts[k] += memtune_rank(later_next, later_n, next[k], true);
+        u32 v = next[k];
+        if (v >= later_base && v < total) {
+            counts[k] += memtune_rank(later_next, later_n, v, true);
+        }
     }
 }
 

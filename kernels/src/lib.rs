@@ -297,7 +297,7 @@ pub mod reuse {
     pub const TILE_NEXT: &str = "memtune_reuse_tile_next";
     /// `memtune_reuse_merge_next(next, positions, counts, next_out, positions_out, counts_out, n, width)`
     pub const MERGE_NEXT: &str = "memtune_reuse_merge_next";
-    /// `memtune_reuse_count_later(next, counts, n, later_next, later_n)`
+    /// `memtune_reuse_count_later(next, counts, n, later_next, later_n, later_base, total)`
     pub const COUNT_LATER: &str = "memtune_reuse_count_later";
     /// `memtune_reuse_histogram(next, positions, counts, n, total, dense: *mut u32, largest: *mut u32)`:
     /// `dense` holds `total` counts, `largest` one past the largest distance.

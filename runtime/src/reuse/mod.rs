@@ -118,6 +118,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
         next: (0..parts).map(|_| Mutex::new(None)).collect(),
         dense: (0..parts).map(|_| Mutex::new(None)).collect(),
         contexts: (0..parts).map(|_| Mutex::new(None)).collect(),
+        bases: bounds.iter().map(|r| r.start as u32).collect(),
         phases: Phases::new(parts),
     };
     let start = Mutex::new(None::<Instant>);
@@ -207,6 +208,8 @@ struct Shared {
     dense: Vec<Mutex<Option<Peer>>>,
     /// Each part's context (`CUcontext`, as an address), for peer access.
     contexts: Vec<Mutex<Option<usize>>>,
+    /// Each part's first position.
+    bases: Vec<u32>,
     phases: Phases,
 }
 
@@ -393,7 +396,9 @@ fn phases(
             &mut counts,
             &n,
             &later_next,
-            &later_n
+            &later_n,
+            &shared.bases[h],
+            &job.total
         );
         sync()?;
     }

@@ -150,9 +150,13 @@ pub fn histogram(items: &[u64], parts: usize) -> Histogram {
         .collect();
     for g in 0..bounds.len() {
         let (keys, positions, mut c) = by_next[g].clone();
-        for later in &by_next[g + 1..] {
+        for (h, later) in by_next.iter().enumerate().skip(g + 1) {
+            // Only next uses from the later part's start to the trace's end can have any.
+            let later_base = bounds[h].start as u32;
             for k in 0..keys.len() {
-                c[k] += rank_in(&later.0, &keys[k], true) as u32;
+                if (later_base..total).contains(&keys[k]) {
+                    c[k] += rank_in(&later.0, &keys[k], true) as u32;
+                }
             }
         }
         for k in 0..keys.len() {
