@@ -15,6 +15,7 @@ use super::commands::Ctx;
 use super::tune_gpus::{first_error, stored_before, Job, Stored};
 use super::TuneArgs;
 use crate::exit::{CliError, Exit};
+use crate::interrupt;
 use crate::progress::eprint_line;
 use memtune::device;
 use memtune_core::profile::DeviceIdentity;
@@ -167,14 +168,19 @@ impl Job<'_> {
                 Err(e) => errors.push((ordinal, e)),
             }
         }
+        let pids: Vec<u32> = started.iter().map(|(_, _, child)| child.id()).collect();
+        let done = std::sync::atomic::AtomicBool::new(false);
         let ended: Vec<_> = std::thread::scope(|scope| {
+            // Ctrl-C on a terminal reaches the workers with the parent (one process group);
+            // a SIGINT sent to the parent alone is passed on to them.
+            scope.spawn(|| forward_interrupt(&pids, &done));
             let waiting: Vec<_> = started
                 .into_iter()
                 .map(|(ordinal, id, child)| {
                     (ordinal, id, scope.spawn(move || finish(ordinal, child)))
                 })
                 .collect();
-            waiting
+            let ended = waiting
                 .into_iter()
                 .map(|(ordinal, id, waiter)| {
                     let report = waiter.join().unwrap_or_else(|_| {
@@ -185,7 +191,9 @@ impl Job<'_> {
                     });
                     (ordinal, id, report)
                 })
-                .collect()
+                .collect::<Vec<_>>();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            ended
         });
         let mut written = Vec::new();
         let mut any_failed = false;
@@ -375,3 +383,33 @@ fn without_report(status: ExitStatus) -> CliError {
 #[cfg(test)]
 #[path = "tune_workers_tests.rs"]
 mod tests;
+
+/// Workers still running this long after the parent's Ctrl-C did not get it themselves (it
+/// was sent to the parent alone): a worker that got it stops between two measurements,
+/// well within this.
+const FORWARD_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Passes a Ctrl-C the parent got on to every worker still running [`FORWARD_AFTER`] later
+/// (`kill -INT`), once, until `done`.
+fn forward_interrupt(pids: &[u32], done: &std::sync::atomic::AtomicBool) {
+    let token = interrupt::token();
+    let mut noticed = None;
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        if token.is_cancelled() && noticed.is_none() {
+            noticed = Some(std::time::Instant::now());
+        }
+        if noticed.is_some_and(|t| t.elapsed() >= FORWARD_AFTER) {
+            for pid in pids {
+                // A worker that already ended (or a missing `kill`) needs nothing more: the
+                // parent reports every worker's end either way.
+                let _ = std::process::Command::new("kill")
+                    .args(["-INT", &pid.to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
