@@ -323,6 +323,24 @@ pub mod reuse {
     };
 }
 
+/// A trace replayed by one thread, loads dependent, for its mean latency.
+pub mod replay {
+    use super::KernelSource;
+
+    /// `memtune_replay(offsets: *const u32, n: u32, data: *const u32, mask: u32, out: *mut u64)`,
+    /// one block; `out` holds [`OUT_LEN`] words: cycles of the loads, the last value.
+    pub const REPLAY: &str = "memtune_replay";
+    pub const OUT_LEN: usize = 2;
+    /// Threads of the block (they stage offsets; one loads).
+    pub const BLOCK: u32 = 256;
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "replay.cu",
+        source: include_str!("../cuda/replay.cu"),
+        entries: &[REPLAY],
+    };
+}
+
 /// Every kernel source of this crate.
 pub const SOURCES: &[KernelSource] = &[
     pointer_chase::SOURCE,
@@ -334,4 +352,5 @@ pub const SOURCES: &[KernelSource] = &[
     stencil::SOURCE,
     zero_copy::SOURCE,
     reuse::SOURCE,
+    replay::SOURCE,
 ];

@@ -83,3 +83,32 @@ fn exact_gpu_refuses_a_missing_gpu_with_a_named_error() {
         "{err:?}"
     );
 }
+
+#[test]
+fn the_gpu_replay_is_fast_on_a_cached_loop_and_slow_on_random_gigabytes() {
+    if !memtune_tests::gpu_tests_enabled(
+        "the_gpu_replay_is_fast_on_a_cached_loop_and_slow_on_random_gigabytes",
+    ) {
+        return;
+    }
+    use memtune::reuse::replay::replay;
+    // 64 lines of one 8 KiB region, 1000 times: L1 hits after the first round.
+    let hot: Vec<u64> = (0..1000)
+        .flat_map(|_| (0..64u64).map(|i| 0x1000 + 128 * i))
+        .collect();
+    // 200 000 words drawn over 1 GiB: almost every load misses the caches.
+    let cold = xorshift(7, 200_000, (1 << 30) / 64);
+    let (h, c) = match (replay(0, &hot), replay(0, &cold)) {
+        (Ok(h), Ok(c)) => (h, c),
+        (h, c) => panic!("replay: {:?} {:?}", h.err(), c.err()),
+    };
+    assert_eq!(h.loads, 64_000);
+    assert!(
+        h.mean_cycles > 0.0 && h.mean_cycles < 100.0,
+        "L1-resident loop: {h:?}"
+    );
+    assert!(
+        c.mean_cycles > 3.0 * h.mean_cycles,
+        "random over 1 GiB: {c:?} against {h:?}"
+    );
+}

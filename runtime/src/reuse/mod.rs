@@ -23,6 +23,7 @@ macro_rules! launch {
 
 mod barrier;
 mod kernels;
+pub mod replay;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

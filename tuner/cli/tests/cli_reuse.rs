@@ -344,3 +344,49 @@ fn gpu_flags_are_refused_outside_exact_gpu_and_bad_lists_are_named() {
     r.expect(2);
     assert!(r.stderr().contains("named twice"), "{}", r.stderr());
 }
+
+#[test]
+fn gpu_replay_needs_a_profile_and_device_memory_and_sets_latency_beside_the_prediction() {
+    let env = Env::new();
+    let trace = env.file("t.txt", &cycle(512, 8));
+    let t = trace.to_str().unwrap();
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/h100.json"
+    );
+    env.run(&["reuse", t, "--gpu-replay"]).expect(2);
+    let r = env.run(&[
+        "reuse",
+        t,
+        "--gpu-replay",
+        "--profile",
+        profile,
+        "--memory",
+        "pinned",
+    ]);
+    r.expect(2);
+    assert!(r.stderr().contains("--memory device"), "{}", r.stderr());
+    let gpu = std::env::var("MEMTUNE_GPU_TESTS").as_deref() == Ok("1");
+    let mut cmd = env.cmd(&["reuse", t, "--gpu-replay", "--profile", profile, "--json"]);
+    if gpu {
+        cmd.env_remove("CUDA_VISIBLE_DEVICES");
+    }
+    let r = common::Run(cmd.output().expect("cargo-tune runs"));
+    if gpu || r.code() == 0 {
+        r.expect(0);
+        let doc = r.json();
+        let g = &doc["gpu_replay"];
+        assert_eq!(g["loads"], 4096);
+        assert!(
+            g["measured_cycles"].as_f64().is_some_and(|c| c > 0.0),
+            "{g}"
+        );
+        assert!(
+            g["predicted_cycles"].as_f64().is_some_and(|c| c > 0.0),
+            "{g}"
+        );
+    } else {
+        r.expect(3);
+        assert!(r.stderr().contains("--gpu-replay"), "{}", r.stderr());
+    }
+}

@@ -36,6 +36,10 @@ pub struct Level {
     pub bytes: u64,
     /// Whether the granularity is [`ASSUMED_LINE_BYTES`] rather than measured.
     pub assumed_granularity: bool,
+    /// What the level costs a load, in cycles: a cache's hit latency, a TLB level's miss
+    /// penalty (`None` where unknown, as for a simulator's levels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<f64>,
 }
 
 /// A level's predicted hit ratio for one trace.
@@ -67,6 +71,7 @@ pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
                 capacity,
                 bytes: capacity * granularity,
                 assumed_granularity: line.is_none(),
+                cycles: Some(c.hit_latency_cycles),
             });
         }
     }
@@ -81,10 +86,41 @@ pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
                 capacity,
                 bytes: capacity.saturating_mul(granularity),
                 assumed_granularity: false,
+                cycles: Some(t.miss_penalty_cycles),
             });
         }
     }
     out
+}
+
+/// The mean cycles per load the predictions give: caches nearest first (a load that
+/// misses them all pays `dram_cycles`), each paying its hit latency for the hits the
+/// smaller ones missed, plus every TLB level's miss penalty times its miss ratio. `None`
+/// without a cache level, or when a level's cycles are unknown.
+pub fn mean_latency(predictions: &[Prediction], dram_cycles: f64) -> Option<f64> {
+    let mut caches: Vec<&Prediction> = predictions
+        .iter()
+        .filter(|p| p.level.kind == LevelKind::Cache)
+        .collect();
+    caches.sort_by_key(|p| p.level.bytes);
+    if caches.is_empty() {
+        return None;
+    }
+    let (mut cycles, mut hit) = (0.0, 0.0_f64);
+    for p in caches {
+        // A larger level holds what a smaller one does (inclusive LRU).
+        let h = p.hit_ratio.max(hit);
+        cycles += (h - hit) * p.level.cycles?;
+        hit = h;
+    }
+    cycles += (1.0 - hit) * dram_cycles;
+    for p in predictions
+        .iter()
+        .filter(|p| p.level.kind == LevelKind::Tlb)
+    {
+        cycles += (1.0 - p.hit_ratio) * p.level.cycles?;
+    }
+    Some(cycles)
 }
 
 /// The distinct granularities `levels` need a histogram at, ascending.
@@ -134,6 +170,7 @@ mod tests {
             capacity,
             bytes: granularity * capacity,
             assumed_granularity: false,
+            cycles: None,
         }
     }
 
@@ -179,6 +216,39 @@ mod tests {
             level(LevelKind::Cache, 8, 2),
         ];
         assert_eq!(granularities(&mixed), vec![4, 8]);
+    }
+
+    #[test]
+    fn mean_latency_charges_each_cache_for_the_hits_the_smaller_missed() {
+        let at = |kind, bytes, cycles, hit_ratio| Prediction {
+            level: Level {
+                cycles: Some(cycles),
+                ..level(kind, 1, bytes)
+            },
+            hit_ratio,
+            scope_bytes: None,
+        };
+        // L1 hits half, L2 (listed first) 80%, the rest goes to DRAM; the TLB misses 10%.
+        let p = [
+            at(LevelKind::Cache, 1024, 200.0, 0.8),
+            at(LevelKind::Cache, 64, 30.0, 0.5),
+            at(LevelKind::Tlb, 16, 100.0, 0.9),
+        ];
+        let want = 0.5 * 30.0 + 0.3 * 200.0 + 0.2 * 600.0 + 0.1 * 100.0;
+        assert!((mean_latency(&p, 600.0).unwrap() - want).abs() < 1e-9);
+        // A larger level never hits less than a smaller one.
+        let q = [
+            at(LevelKind::Cache, 64, 30.0, 0.5),
+            at(LevelKind::Cache, 1024, 200.0, 0.4),
+        ];
+        assert!((mean_latency(&q, 600.0).unwrap() - (15.0 + 300.0)).abs() < 1e-9);
+        assert_eq!(mean_latency(&p[2..], 600.0), None);
+        let unknown = [Prediction {
+            level: level(LevelKind::Cache, 1, 64),
+            hit_ratio: 1.0,
+            scope_bytes: None,
+        }];
+        assert_eq!(mean_latency(&unknown, 600.0), None);
     }
 
     #[test]

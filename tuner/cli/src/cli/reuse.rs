@@ -139,6 +139,11 @@ pub struct ReuseArgs {
     /// level's hit ratio with the prediction from the histogram.
     #[arg(long, value_name = "SIM")]
     pub replay: Option<OsString>,
+    /// With --profile: replay the trace on the GPU (device memory, one thread, each load
+    /// waiting for the one before) and set its mean latency beside the one the profile's
+    /// levels predict (at most 4 Mi references; the GPU of MEMTUNE_DEVICE, else 0).
+    #[arg(long, requires = "profile")]
+    pub gpu_replay: bool,
 }
 
 /// A clap parser for a `usize` range of the core's bounds.
@@ -281,6 +286,7 @@ fn analyze(
     method: &Method,
     granularities: &[u64],
     mut replay: Option<&mut Replay>,
+    mut gpu_replay: Option<&mut reuse_gpu::GpuReplay>,
     bar: &mut Bar,
 ) -> Result<Analyzed, CliError> {
     let format = match args.format {
@@ -329,6 +335,9 @@ fn analyze(
         if let Some(r) = replay.as_deref_mut() {
             r.push(&batch);
         }
+        if let Some(r) = gpu_replay.as_deref_mut() {
+            r.push(&batch)?;
+        }
         for (_, granularity, analyzer) in analyzers.iter_mut() {
             items.clear();
             items.extend_from_slice(&batch);
@@ -371,10 +380,11 @@ pub fn run(
         ));
     }
     let method = method_of(args)?;
-    let profile_levels = match &args.profile {
-        Some(p) => levels::levels(&store::load_path(p)?, args.memory),
-        None => Vec::new(),
-    };
+    let profile = args.profile.as_deref().map(store::load_path).transpose()?;
+    let profile_levels = profile
+        .as_ref()
+        .map_or_else(Vec::new, |p| levels::levels(p, args.memory));
+    let mut gpu_replay = reuse_gpu::GpuReplay::new(args.gpu_replay, args.memory)?;
     let mut replay = args
         .replay
         .as_deref()
@@ -387,13 +397,22 @@ pub fn run(
     granularities.sort_unstable();
     granularities.dedup();
     let mut bar = Bar::new("reuse", quiet || json_out);
-    let (histograms, reference, report) =
-        analyze(args, &method, &granularities, replay.as_mut(), &mut bar)?;
+    let (histograms, reference, report) = analyze(
+        args,
+        &method,
+        &granularities,
+        replay.as_mut(),
+        gpu_replay.as_mut(),
+        &mut bar,
+    )?;
     let main = histograms
         .get(&args.granularity)
         .ok_or_else(|| CliError::new(Exit::Internal, "no histogram at the asked granularity"))?;
     let error = reference.as_ref().map(|r| main.average_bin_error(r));
     let predictions = levels::predict(&profile_levels, |g| histograms.get(&g));
+    let replayed = gpu_replay
+        .map(|r| r.run(profile.as_ref(), &predictions))
+        .transpose()?;
     let checks = replay
         .as_ref()
         .map(|r| replay::compare(r, &levels::predict(&replay_levels, |g| histograms.get(&g))))
@@ -417,6 +436,9 @@ pub fn run(
         if let (Value::Object(map), Some(r)) = (&mut doc, &report) {
             map.insert("gpu".into(), r.to_json());
         }
+        if let (Value::Object(map), Some(r)) = (&mut doc, &replayed) {
+            map.insert("gpu_replay".into(), r.to_json());
+        }
         if let (Value::Object(map), Some(sim)) = (&mut doc, &args.replay) {
             map.insert("replay".into(), replay::to_json(sim, &checks));
         }
@@ -424,6 +446,9 @@ pub fn run(
     } else {
         print_table(args, &method, main, &predictions);
         if let Some(r) = &report {
+            r.print();
+        }
+        if let Some(r) = &replayed {
             r.print();
         }
         if let Some(e) = error {

@@ -3,7 +3,10 @@
 //! most `nextuse::MAX_REFERENCES`), then cut into one part per GPU.
 
 use crate::exit::{CliError, Exit};
+use memtune::reuse::replay::{self, ReplayError, Replayed};
 use memtune::reuse::{self as gpu_reuse, GpuAnalysis, GpuReuseError};
+use memtune_core::profile::{MemoryKind, Profile, Section};
+use memtune_core::reuse::levels::{self, Prediction};
 use memtune_core::reuse::nextuse::MAX_REFERENCES;
 use memtune_core::reuse::{Analyzer, Histogram, Mode, ReuseError};
 use serde_json::{json, Value};
@@ -181,5 +184,102 @@ impl GpuReport {
                 if same { "identical" } else { "DIFFER" }
             );
         }
+    }
+}
+
+/// `--gpu-replay`: the trace's addresses, kept for the replay after the analysis.
+pub struct GpuReplay {
+    addresses: Vec<u64>,
+}
+
+impl GpuReplay {
+    /// `Some` when asked; the replay runs in device memory, so its prediction is of
+    /// device memory's TLB levels.
+    pub fn new(asked: bool, memory: MemoryKind) -> Result<Option<GpuReplay>, CliError> {
+        if asked && memory != MemoryKind::Device {
+            return Err(CliError::new(
+                Exit::Usage,
+                "--gpu-replay runs in device memory: give --memory device",
+            ));
+        }
+        Ok(asked.then(|| GpuReplay {
+            addresses: Vec::new(),
+        }))
+    }
+
+    pub fn push(&mut self, batch: &[u64]) -> Result<(), CliError> {
+        let n = self.addresses.len() as u64 + batch.len() as u64;
+        if n > replay::MAX_REFERENCES {
+            return Err(replay_error(ReplayError::TooLong(n)));
+        }
+        self.addresses.extend_from_slice(batch);
+        Ok(())
+    }
+
+    /// Replays on the GPU and predicts from `predictions` and the profile's DRAM latency.
+    pub fn run(
+        self,
+        profile: Option<&Profile>,
+        predictions: &[Prediction],
+    ) -> Result<ReplayReport, CliError> {
+        let dram = profile.and_then(|p| match &p.caches {
+            Section::Measured(c) => c.dram_latency_cycles,
+            _ => None,
+        });
+        let predicted = dram.and_then(|d| levels::mean_latency(predictions, d));
+        let ordinal = super::commands::gpu_ordinal(None)?;
+        let measured = replay::replay(ordinal, &self.addresses).map_err(replay_error)?;
+        Ok(ReplayReport {
+            measured,
+            predicted,
+        })
+    }
+}
+
+fn replay_error(e: ReplayError) -> CliError {
+    let exit = match &e {
+        ReplayError::TooLong(_) | ReplayError::TooWide(_) => Exit::InvalidProfile,
+        ReplayError::Gpu(memtune::gpu::Error::Device(_)) => Exit::NoGpu,
+        ReplayError::Gpu(_) => Exit::Internal,
+    };
+    CliError::new(exit, format!("--gpu-replay: {e}"))
+}
+
+/// The replay's mean latency beside the prediction.
+pub struct ReplayReport {
+    pub measured: Replayed,
+    /// `None` when the profile has no cache section.
+    pub predicted: Option<f64>,
+}
+
+impl ReplayReport {
+    /// Predicted over measured mean cycles.
+    pub fn ratio(&self) -> Option<f64> {
+        let m = self.measured.mean_cycles;
+        self.predicted.filter(|_| m > 0.0).map(|p| p / m)
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "loads": self.measured.loads,
+            "span_bytes": self.measured.span_bytes,
+            "measured_cycles": self.measured.mean_cycles,
+            "predicted_cycles": self.predicted,
+            "predicted_over_measured": self.ratio(),
+        })
+    }
+
+    pub fn print(&self) {
+        let predicted = self.predicted.map_or_else(
+            || "no prediction (the profile has no cache section)".to_string(),
+            |p| format!("{p:.1} cycles predicted from the levels above"),
+        );
+        let ratio = self
+            .ratio()
+            .map_or(String::new(), |r| format!(" (predicted/measured {r:.3})"));
+        println!(
+            "\nGPU replay (device memory, one thread, dependent loads): {} loads, {:.1} cycles each measured; {predicted}{ratio}",
+            self.measured.loads, self.measured.mean_cycles
+        );
     }
 }

@@ -49,6 +49,7 @@ pub fn levels(replay: &Replay) -> Vec<Level> {
             capacity: l.capacity,
             bytes: l.capacity.saturating_mul(l.granularity),
             assumed_granularity: false,
+            cycles: None,
         })
         .collect()
 }

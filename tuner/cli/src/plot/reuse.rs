@@ -206,6 +206,7 @@ mod tests {
             capacity,
             bytes: granularity * capacity,
             assumed_granularity: false,
+            cycles: None,
         }
     }
 
