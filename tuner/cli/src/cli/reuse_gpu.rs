@@ -227,11 +227,20 @@ impl GpuReplay {
             _ => None,
         });
         let predicted = dram.and_then(|d| levels::mean_latency(predictions, d));
+        // The L1 hit latency a pointer chase measured: the replay loop's extra cost per
+        // load is its time on an L1 hit beyond that.
+        let l1 = predictions
+            .iter()
+            .filter(|p| p.level.kind == levels::LevelKind::Cache)
+            .min_by_key(|p| p.level.bytes)
+            .and_then(|p| p.level.cycles);
         let ordinal = super::commands::gpu_ordinal(None)?;
         let measured = replay::replay(ordinal, &self.addresses).map_err(replay_error)?;
+        let overhead = l1.map(|l| (measured.l1_loop_cycles - l).max(0.0));
         Ok(ReplayReport {
             measured,
             predicted,
+            overhead,
         })
     }
 }
@@ -250,12 +259,20 @@ pub struct ReplayReport {
     pub measured: Replayed,
     /// `None` when the profile has no cache section.
     pub predicted: Option<f64>,
+    /// The replay loop's cycles per load beyond the profile's L1 hit latency (measured on
+    /// an L1 hit), taken off the measured mean; `None` without an L1 level.
+    pub overhead: Option<f64>,
 }
 
 impl ReplayReport {
-    /// Predicted over measured mean cycles.
+    /// The measured mean latency: the replay's cycles per load less its loop overhead.
+    pub fn latency(&self) -> f64 {
+        self.measured.mean_cycles - self.overhead.unwrap_or(0.0)
+    }
+
+    /// Predicted over measured mean latency.
     pub fn ratio(&self) -> Option<f64> {
-        let m = self.measured.mean_cycles;
+        let m = self.latency();
         self.predicted.filter(|_| m > 0.0).map(|p| p / m)
     }
 
@@ -263,7 +280,11 @@ impl ReplayReport {
         json!({
             "loads": self.measured.loads,
             "span_bytes": self.measured.span_bytes,
-            "measured_cycles": self.measured.mean_cycles,
+            "chunked": self.measured.chunked,
+            "replay_cycles": self.measured.mean_cycles,
+            "l1_loop_cycles": self.measured.l1_loop_cycles,
+            "loop_overhead_cycles": self.overhead,
+            "measured_cycles": self.latency(),
             "predicted_cycles": self.predicted,
             "predicted_over_measured": self.ratio(),
         })
@@ -277,9 +298,16 @@ impl ReplayReport {
         let ratio = self
             .ratio()
             .map_or(String::new(), |r| format!(" (predicted/measured {r:.3})"));
+        let overhead = self.overhead.map_or(String::new(), |o| {
+            format!(
+                " ({:.1} less the loop's {o:.1} beyond an L1 hit)",
+                self.measured.mean_cycles
+            )
+        });
         println!(
-            "\nGPU replay (device memory, one thread, dependent loads): {} loads, {:.1} cycles each measured; {predicted}{ratio}",
-            self.measured.loads, self.measured.mean_cycles
+            "\nGPU replay (device memory, one thread, dependent loads): {} loads, {:.1} cycles each measured{overhead}; {predicted}{ratio}",
+            self.measured.loads,
+            self.latency()
         );
     }
 }
