@@ -167,11 +167,16 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
     let mut out = Vec::new();
     let mut ended = None::<Instant>;
     for (d, part, end) in results.into_iter().flatten() {
-        if d.len() > dense.len() {
-            dense.resize(d.len(), 0);
-        }
-        for (a, b) in dense.iter_mut().zip(&d) {
-            *a += b;
+        // Part 0 brings the sum (the others bring nothing): taken, not copied.
+        if dense.is_empty() {
+            dense = d;
+        } else {
+            if d.len() > dense.len() {
+                dense.resize(d.len(), 0);
+            }
+            for (a, b) in dense.iter_mut().zip(&d) {
+                *a += b;
+            }
         }
         out.push(part);
         ended = Some(ended.map_or(end, |e| e.max(end)));

@@ -9,7 +9,8 @@
 //! piped and printed by the parent line by line, each line named by its GPU. The parent
 //! reads each stored profile back for the summary; a worker that fails is reported with its
 //! GPU and the others are kept. Ctrl-C reaches every process of the foreground group: each
-//! worker stops by itself and reports it, and the parent waits for them all.
+//! worker stops by itself and reports it, and the parent waits for them all; a SIGINT sent
+//! to the parent alone is passed on to the workers still running [`FORWARD_AFTER`] later.
 
 use super::commands::Ctx;
 use super::tune_gpus::{first_error, stored_before, Job, Stored};
