@@ -55,15 +55,14 @@ pub(super) fn grid(n: u32) -> LaunchConfig {
     }
 }
 
-/// The part's items with their global positions, sorted stably by item.
+/// The part's items (uploaded) with their global positions, sorted stably by item.
 pub(super) fn sort_items(
     stream: &Arc<CudaStream>,
     kernels: &Kernels,
-    items: &[u64],
+    mut keys: CudaSlice<u64>,
     base: u32,
 ) -> Result<(CudaSlice<u64>, CudaSlice<u32>), Error> {
-    let n = items.len() as u32;
-    let mut keys = stream.clone_htod(items).map_err(cuda("cuMemcpyHtoD"))?;
+    let n = keys.len() as u32;
     let mut aux = stream
         .alloc_zeros::<u32>(n as usize)
         .map_err(cuda("cuMemAlloc"))?;
