@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
 use memtune_kernels::reuse as k;
 use memtune_kernels::CompiledPtx;
 
@@ -55,6 +57,14 @@ pub(super) fn grid(n: u32) -> LaunchConfig {
     }
 }
 
+/// `len` zeroed values of `T` on `stream`'s GPU.
+pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+) -> Result<CudaSlice<T>, Error> {
+    stream.alloc_zeros::<T>(len).map_err(cuda("cuMemAlloc"))
+}
+
 /// The part's items (uploaded) with their global positions, sorted stably by item.
 pub(super) fn sort_items(
     stream: &Arc<CudaStream>,
@@ -63,15 +73,9 @@ pub(super) fn sort_items(
     base: u32,
 ) -> Result<(CudaSlice<u64>, CudaSlice<u32>), Error> {
     let n = keys.len() as u32;
-    let mut aux = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut keys2 = stream
-        .alloc_zeros::<u64>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut aux2 = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
+    let mut aux = zeros::<u32>(stream, n as usize)?;
+    let mut keys2 = zeros::<u64>(stream, n as usize)?;
+    let mut aux2 = zeros::<u32>(stream, n as usize)?;
     // Positions (the scratch array takes the zero counts, unused here).
     launch!(
         stream,
@@ -122,21 +126,11 @@ pub(super) fn sort_next(
     base: u32,
 ) -> Result<SortedNext, Error> {
     let n = next.len() as u32;
-    let mut pos = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut counts = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut next2 = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut pos2 = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut counts2 = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
+    let mut pos = zeros::<u32>(stream, n as usize)?;
+    let mut counts = zeros::<u32>(stream, n as usize)?;
+    let mut next2 = zeros::<u32>(stream, n as usize)?;
+    let mut pos2 = zeros::<u32>(stream, n as usize)?;
+    let mut counts2 = zeros::<u32>(stream, n as usize)?;
     launch!(
         stream,
         &kernels.iota,

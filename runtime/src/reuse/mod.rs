@@ -36,7 +36,7 @@ use memtune_kernels::reuse as k;
 
 use crate::gpu::{cuda, Context, Error};
 use barrier::Phases;
-use kernels::{load, sort_items, sort_next, Kernels};
+use kernels::{load, sort_items, sort_next, zeros, Kernels};
 
 /// Bytes of device memory a part of `n` references of a trace of `total` needs at most,
 /// `later` being the largest later part: its sorted items and positions (12 bytes a
@@ -323,9 +323,7 @@ fn phases(
     sync()?;
     let upload = uploading.elapsed().as_secs_f64();
     let (sorted_items, sorted_positions) = sort_items(&stream, kernels, keys, job.base)?;
-    let mut next = stream
-        .alloc_zeros::<u32>(n as usize)
-        .map_err(cuda("cuMemAlloc"))?;
+    let mut next = zeros::<u32>(&stream, n as usize)?;
     launch!(
         stream,
         &kernels.next,
@@ -416,10 +414,8 @@ fn phases(
         );
         sync()?;
     }
-    let mut dense = stream
-        .alloc_zeros::<u32>(job.total as usize)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut largest = stream.alloc_zeros::<u32>(1).map_err(cuda("cuMemAlloc"))?;
+    let mut dense = zeros::<u32>(&stream, job.total as usize)?;
+    let mut largest = zeros::<u32>(&stream, 1)?;
     launch!(
         stream,
         &kernels.histogram,
@@ -500,9 +496,7 @@ fn peer_copy<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     peer: &Peer,
     which: usize,
 ) -> Result<CudaSlice<T>, Error> {
-    let mut dst = stream
-        .alloc_zeros::<T>(peer.len)
-        .map_err(cuda("cuMemAlloc"))?;
+    let mut dst = zeros::<T>(stream, peer.len)?;
     {
         let (d, _guard) = dst.device_ptr_mut(stream);
         // SAFETY: `dst` holds `len` values of T on this context; the peer's buffer holds as

@@ -6,6 +6,7 @@
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use memtune_kernels::replay as k;
 
+use super::kernels::zeros;
 use crate::gpu::{cuda, Context, Error};
 
 /// Most references replayed: a load takes up to about a microsecond, on one thread.
@@ -102,20 +103,12 @@ pub fn replay(ordinal: usize, addresses: &[u64]) -> Result<Replayed, ReplayError
     let function = gpu.function(&k::SOURCE, &[], k::REPLAY)?;
     let stream = gpu.stream().clone();
     let words = (span / 4) as usize;
-    let data = stream
-        .alloc_zeros::<u32>(words)
-        .map_err(cuda("cuMemAlloc"))?;
+    let data = zeros::<u32>(&stream, words)?;
     let offs = stream.clone_htod(&offsets).map_err(cuda("cuMemcpyHtoD"))?;
-    let same = stream
-        .alloc_zeros::<u32>(CALIBRATION_LOADS)
-        .map_err(cuda("cuMemAlloc"))?;
-    let mut out = stream
-        .alloc_zeros::<u64>(k::OUT_LEN)
-        .map_err(cuda("cuMemAlloc"))?;
+    let same = zeros::<u32>(&stream, CALIBRATION_LOADS)?;
+    let mut out = zeros::<u64>(&stream, k::OUT_LEN)?;
     // Written after the data: evicts it from L2 and the TLBs.
-    let flush = stream
-        .alloc_zeros::<u8>(FLUSH_BYTES)
-        .map_err(cuda("cuMemAlloc"))?;
+    let flush = zeros::<u8>(&stream, FLUSH_BYTES)?;
     let n = offsets.len() as u32;
     let mask = 0u32;
     let config = LaunchConfig {
