@@ -3,7 +3,8 @@
 //   1. sort the references stably by item (tile sort, then merge levels): next uses;
 //   2. merge-sort the next uses, each left-run entry counting the right-run entries below
 //      it; the distance of the use at i = next[p] is i - p - 1 - that count.
-// Each merge places every entry by one binary search in the other run: one thread each.
+// Tiles of TILE entries are sorted in shared memory, each entry placed by one binary search
+// in the other run; the merge levels above them find each output's source by merge path.
 //
 // No #include: NVRTC compiles this without any CUDA headers. Sizes: n < 2^31 entries.
 
@@ -88,22 +89,95 @@ __device__ void memtune_tile_sort(K* keys, u32* aux, u32* counts, u32 n)
     }
 }
 
-// One merge level of `width`-long runs (width >= TILE) from (keys, aux, counts) into the
-// *_out arrays.
+// Of the first d entries of the stable merge of a[0..la) and b[0..lb) (a's entries first
+// on ties), how many come from a: the merge-path diagonal search.
 template <typename K>
-__device__ void memtune_merge(const K* keys, const u32* aux, const u32* counts, K* keys_out,
-                              u32* aux_out, u32* counts_out, u32 n, u32 width)
+__device__ __forceinline__ u32 memtune_diagonal(const K* a, u32 la, const K* b, u32 lb, u32 d)
 {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) {
+    u32 lo = d > lb ? d - lb : 0;
+    u32 hi = d < la ? d : la;
+    while (lo < hi) {
+        u32 mid = (lo + hi) >> 1;
+        if (a[mid] <= b[d - 1 - mid]) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// The pair of runs of `width` (a multiple of TILE) that output tile `tile` falls in, and
+// where that tile starts and ends along the pair's merge (diagonals d0, d1).
+struct memtune_tile_span {
+    u64 start, mid;
+    u32 la, lb, d0, d1;
+};
+
+__device__ __forceinline__ memtune_tile_span memtune_span(u64 tile, u32 n, u32 width)
+{
+    memtune_tile_span s;
+    u64 o0 = tile * MEMTUNE_REUSE_TILE;
+    s.start = o0 / (2 * (u64)width) * (2 * (u64)width);
+    s.mid = s.start + width < n ? s.start + width : n;
+    u64 end = s.start + 2 * (u64)width < n ? s.start + 2 * (u64)width : n;
+    s.la = (u32)(s.mid - s.start);
+    s.lb = (u32)(end - s.mid);
+    s.d0 = (u32)(o0 - s.start);
+    s.d1 = s.d0 + MEMTUNE_REUSE_TILE < s.la + s.lb ? s.d0 + MEMTUNE_REUSE_TILE : s.la + s.lb;
+    return s;
+}
+
+// Merge path, first step: for each output tile of a level, how many left-run entries come
+// before its start and before its end (cuts[2 tile], cuts[2 tile + 1]). One thread a tile,
+// so the searches' dependent loads overlap across the GPU.
+template <typename K>
+__device__ void memtune_partition(const K* keys, u32* cuts, u32 n, u32 width)
+{
+    u64 tile = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tile * MEMTUNE_REUSE_TILE >= n) {
         return;
     }
-    u32 gained;
-    u32 out = memtune_place(keys, i, n, width, &gained);
-    keys_out[out] = keys[i];
-    aux_out[out] = aux[i];
+    memtune_tile_span s = memtune_span(tile, n, width);
+    const K* a = keys + s.start;
+    const K* b = keys + s.mid;
+    cuts[2 * tile] = memtune_diagonal(a, s.la, b, s.lb, s.d0);
+    cuts[2 * tile + 1] = memtune_diagonal(a, s.la, b, s.lb, s.d1);
+}
+
+// Merge path, second step: one merge level from (keys, aux, counts) into the *_out arrays.
+// Each block writes one tile of TILE consecutive outputs from the slices of the left and
+// right runs its cuts name: it loads their keys into shared memory, and each thread finds
+// its output's source by a diagonal search there. Reads and writes are contiguous. A
+// left-run entry gains the right-run entries placed before it, which are all below it.
+template <typename K>
+__device__ void memtune_merge(const K* keys, const u32* aux, const u32* counts, const u32* cuts,
+                              K* keys_out, u32* aux_out, u32* counts_out, u32 n, u32 width)
+{
+    __shared__ K sk[MEMTUNE_REUSE_TILE];
+    memtune_tile_span s = memtune_span(blockIdx.x, n, width);
+    u32 t = threadIdx.x;
+    u32 a0 = cuts[2 * blockIdx.x], a1 = cuts[2 * blockIdx.x + 1];
+    u32 na = a1 - a0;
+    u32 b0 = s.d0 - a0, nb = (s.d1 - a1) - b0;
+    if (t < na) {
+        sk[t] = keys[s.start + a0 + t];
+    } else if (t < na + nb) {
+        sk[t] = keys[s.mid + b0 + (t - na)];
+    }
+    __syncthreads();
+    if (t >= na + nb) {
+        return;
+    }
+    u32 i = memtune_diagonal(sk, na, sk + na, nb, t);
+    u32 j = t - i;
+    bool left = j >= nb || (i < na && sk[i] <= sk[na + j]);
+    u64 src = left ? s.start + a0 + i : s.mid + b0 + j;
+    u64 out = (u64)blockIdx.x * MEMTUNE_REUSE_TILE + t;
+    keys_out[out] = left ? sk[i] : sk[na + j];
+    aux_out[out] = aux[src];
     if (counts) {
-        counts_out[out] = counts[i] + gained;
+        counts_out[out] = counts[src] + (left ? b0 + j : 0);
     }
 }
 
@@ -113,11 +187,17 @@ extern "C" __global__ void memtune_reuse_tile_items(u64* items, u32* positions, 
     memtune_tile_sort<u64>(items, positions, 0, n);
 }
 
-extern "C" __global__ void memtune_reuse_merge_items(const u64* items, const u32* positions,
-                                                     u64* items_out, u32* positions_out, u32 n,
-                                                     u32 width)
+extern "C" __global__ void memtune_reuse_partition_items(const u64* items, u32* cuts, u32 n,
+                                                         u32 width)
 {
-    memtune_merge<u64>(items, positions, 0, items_out, positions_out, 0, n, width);
+    memtune_partition<u64>(items, cuts, n, width);
+}
+
+extern "C" __global__ void memtune_reuse_merge_items(const u64* items, const u32* positions,
+                                                     const u32* cuts, u64* items_out,
+                                                     u32* positions_out, u32 n, u32 width)
+{
+    memtune_merge<u64>(items, positions, 0, cuts, items_out, positions_out, 0, n, width);
 }
 
 // Next uses within a part from its items sorted: next[p - base] for each global position
@@ -172,12 +252,19 @@ extern "C" __global__ void memtune_reuse_tile_next(u32* next, u32* positions, u3
     memtune_tile_sort<u32>(next, positions, counts, n);
 }
 
-extern "C" __global__ void memtune_reuse_merge_next(const u32* next, const u32* positions,
-                                                    const u32* counts, u32* next_out,
-                                                    u32* positions_out, u32* counts_out, u32 n,
-                                                    u32 width)
+extern "C" __global__ void memtune_reuse_partition_next(const u32* next, u32* cuts, u32 n,
+                                                        u32 width)
 {
-    memtune_merge<u32>(next, positions, counts, next_out, positions_out, counts_out, n, width);
+    memtune_partition<u32>(next, cuts, n, width);
+}
+
+extern "C" __global__ void memtune_reuse_merge_next(const u32* next, const u32* positions,
+                                                    const u32* counts, const u32* cuts,
+                                                    u32* next_out, u32* positions_out,
+                                                    u32* counts_out, u32 n, u32 width)
+{
+    memtune_merge<u32>(next, positions, counts, cuts, next_out, positions_out, counts_out, n,
+                       width);
 }
 
 // Adds the next uses of a later part (sorted) below each entry's.

@@ -285,7 +285,10 @@ pub mod reuse {
     pub const BLOCK: u32 = 1024;
     /// `memtune_reuse_tile_items(items: *mut u64, positions: *mut u32, n: u32)`
     pub const TILE_ITEMS: &str = "memtune_reuse_tile_items";
-    /// `memtune_reuse_merge_items(items, positions, items_out, positions_out, n: u32, width: u32)`
+    /// `memtune_reuse_partition_items(items, cuts: *mut u32, n: u32, width: u32)`: two cuts
+    /// per tile of [`BLOCK`] outputs, one thread per tile.
+    pub const PARTITION_ITEMS: &str = "memtune_reuse_partition_items";
+    /// `memtune_reuse_merge_items(items, positions, cuts, items_out, positions_out, n: u32, width: u32)`
     pub const MERGE_ITEMS: &str = "memtune_reuse_merge_items";
     /// `memtune_reuse_next(items, positions, n, base, total, next: *mut u32)`
     pub const NEXT: &str = "memtune_reuse_next";
@@ -295,7 +298,9 @@ pub mod reuse {
     pub const IOTA: &str = "memtune_reuse_iota";
     /// `memtune_reuse_tile_next(next, positions, counts, n: u32)`
     pub const TILE_NEXT: &str = "memtune_reuse_tile_next";
-    /// `memtune_reuse_merge_next(next, positions, counts, next_out, positions_out, counts_out, n, width)`
+    /// `memtune_reuse_partition_next(next, cuts: *mut u32, n: u32, width: u32)`
+    pub const PARTITION_NEXT: &str = "memtune_reuse_partition_next";
+    /// `memtune_reuse_merge_next(next, positions, counts, cuts, next_out, positions_out, counts_out, n, width)`
     pub const MERGE_NEXT: &str = "memtune_reuse_merge_next";
     /// `memtune_reuse_count_later(next, counts, n, later_next, later_n, later_base, total)`
     pub const COUNT_LATER: &str = "memtune_reuse_count_later";
@@ -310,11 +315,13 @@ pub mod reuse {
         source: include_str!("../cuda/reuse.cu"),
         entries: &[
             TILE_ITEMS,
+            PARTITION_ITEMS,
             MERGE_ITEMS,
             NEXT,
             RESOLVE,
             IOTA,
             TILE_NEXT,
+            PARTITION_NEXT,
             MERGE_NEXT,
             COUNT_LATER,
             HISTOGRAM,

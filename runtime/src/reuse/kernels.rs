@@ -14,11 +14,13 @@ use crate::gpu::{cuda, Context, Error};
 /// The kernels of `reuse.cu`, loaded in one context.
 pub(super) struct Kernels {
     pub(super) tile_items: CudaFunction,
+    pub(super) partition_items: CudaFunction,
     pub(super) merge_items: CudaFunction,
     pub(super) next: CudaFunction,
     pub(super) resolve: CudaFunction,
     pub(super) iota: CudaFunction,
     pub(super) tile_next: CudaFunction,
+    pub(super) partition_next: CudaFunction,
     pub(super) merge_next: CudaFunction,
     pub(super) count_later: CudaFunction,
     pub(super) histogram: CudaFunction,
@@ -36,11 +38,13 @@ pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
     };
     Ok(Kernels {
         tile_items: f(k::TILE_ITEMS)?,
+        partition_items: f(k::PARTITION_ITEMS)?,
         merge_items: f(k::MERGE_ITEMS)?,
         next: f(k::NEXT)?,
         resolve: f(k::RESOLVE)?,
         iota: f(k::IOTA)?,
         tile_next: f(k::TILE_NEXT)?,
+        partition_next: f(k::PARTITION_NEXT)?,
         merge_next: f(k::MERGE_NEXT)?,
         count_later: f(k::COUNT_LATER)?,
         histogram: f(k::HISTOGRAM)?,
@@ -96,8 +100,20 @@ pub(super) fn sort_items(
         &mut aux,
         &n
     );
+    let tiles = n.div_ceil(k::BLOCK);
+    let mut cuts = zeros::<u32>(stream, 2 * tiles as usize)?;
     let mut width = k::BLOCK;
     while width < n {
+        launch!(
+            stream,
+            &kernels.partition_items,
+            tiles,
+            "memtune_reuse_partition_items",
+            &keys,
+            &mut cuts,
+            &n,
+            &width
+        );
         launch!(
             stream,
             &kernels.merge_items,
@@ -105,6 +121,7 @@ pub(super) fn sort_items(
             "memtune_reuse_merge_items",
             &keys,
             &aux,
+            &cuts,
             &mut keys2,
             &mut aux2,
             &n,
@@ -151,8 +168,20 @@ pub(super) fn sort_next(
         &mut counts,
         &n
     );
+    let tiles = n.div_ceil(k::BLOCK);
+    let mut cuts = zeros::<u32>(stream, 2 * tiles as usize)?;
     let mut width = k::BLOCK;
     while width < n {
+        launch!(
+            stream,
+            &kernels.partition_next,
+            tiles,
+            "memtune_reuse_partition_next",
+            &next,
+            &mut cuts,
+            &n,
+            &width
+        );
         launch!(
             stream,
             &kernels.merge_next,
@@ -161,6 +190,7 @@ pub(super) fn sort_next(
             &next,
             &pos,
             &counts,
+            &cuts,
             &mut next2,
             &mut pos2,
             &mut counts2,

@@ -24,6 +24,7 @@ macro_rules! launch {
 mod barrier;
 mod kernels;
 pub mod replay;
+mod upload;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -37,6 +38,7 @@ use memtune_kernels::reuse as k;
 use crate::gpu::{cuda, Context, Error};
 use barrier::Phases;
 use kernels::{load, sort_items, sort_next, zeros, Kernels};
+use upload::Ring;
 
 /// Bytes of device memory a part of `n` references of a trace of `total` needs at most,
 /// `later` being the largest later part: its sorted items and positions (12 bytes a
@@ -136,6 +138,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
                 s.spawn(move || {
                     let job = Job {
                         g,
+                        parts,
                         base: range.start as u32,
                         total: total as u32,
                         later: bounds[g + 1..].iter().map(|r| r.len() as u64).max(),
@@ -225,6 +228,8 @@ struct Shared {
 /// One worker's place in the trace.
 struct Job {
     g: usize,
+    /// Parts (one per GPU) in all.
+    parts: usize,
     base: u32,
     total: u32,
     /// References of the largest part after this one.
@@ -245,9 +250,12 @@ fn worker(
         let n = items.len() as u64;
         gpu.check_free(device_bytes(n, job.later.unwrap_or(0), job.total.into()))?;
         let ptx = compile_ptx(&k::SOURCE, gpu.arch(), &[])?;
-        load(&gpu, &ptx)
+        // The host's cores shared between the parts' uploads.
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let ring = Ring::new(&gpu, items.len(), cores / job.parts)?;
+        Ok((load(&gpu, &ptx)?, ring))
     };
-    let kernels = run().map_err(gpu_err)?;
+    let (kernels, mut ring) = run().map_err(gpu_err)?;
     let ctx = gpu.cuda_context().cu_ctx() as usize;
     put(&shared.contexts[job.g], ctx);
     shared.phases.wait()?;
@@ -262,8 +270,8 @@ fn worker(
         s.get_or_insert_with(Instant::now);
     }
     let began = Instant::now();
-    let (dense, phase_seconds, upload_seconds) = phases(&gpu, &kernels, items, job, shared)
-        .map_err(|e| match e {
+    let (dense, phase_seconds, upload_seconds) =
+        phases(&gpu, &kernels, &mut ring, items, job, shared).map_err(|e| match e {
             Step::Gpu(source) => GpuReuseError::Gpu { ordinal, source },
             Step::Other(e) => e,
         })?;
@@ -301,6 +309,7 @@ impl From<GpuReuseError> for Step {
 fn phases(
     gpu: &Context,
     kernels: &Kernels,
+    ring: &mut Ring,
     items: &[u64],
     job: &Job,
     shared: &Shared,
@@ -319,8 +328,7 @@ fn phases(
 
     // Phase 1: items sorted stably, next uses within the part.
     let uploading = Instant::now();
-    let keys = stream.clone_htod(items).map_err(cuda("cuMemcpyHtoD"))?;
-    sync()?;
+    let keys = ring.upload(&stream, items)?;
     let upload = uploading.elapsed().as_secs_f64();
     let (sorted_items, sorted_positions) = sort_items(&stream, kernels, keys, job.base)?;
     let mut next = zeros::<u32>(&stream, n as usize)?;
@@ -541,6 +549,11 @@ fn take<T: Copy>(slot: &Mutex<Option<T>>) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_model_sorts_tiles_of_the_kernels_block() {
+        assert_eq!(nextuse::TILE, k::BLOCK as usize);
+    }
 
     #[test]
     fn refuses_what_it_cannot_take_before_touching_a_gpu() {

@@ -11,8 +11,10 @@
 //!    sort counts it: at each merge, an entry of the left run gains the number of right-run
 //!    entries below it.
 //!
-//! Every merge places each entry by one binary search in the other run, independently of
-//! all others (one GPU thread per entry; [`merge_level`]). Contiguous parts of a trace
+//! The merges within a tile of [`TILE`] entries place each entry by one binary search in
+//! the other run, independently of all others (one GPU thread per entry; [`merge_level`]);
+//! the levels above find each output's source by a merge-path diagonal search
+//! ([`merge_path_level`]), so a block reads and writes contiguous slices. Contiguous parts of a trace
 //! (one per GPU) join exactly: a part's last uses find their next use by a search in the
 //! later parts' items sorted, and its entries count the smaller next uses of later parts by
 //! a search in their sorted `next`.
@@ -63,7 +65,69 @@ pub fn merge_level<K: Ord + Copy>(
     (keys_out, aux_out, counts_out)
 }
 
-/// Merge-sorts `keys` (with `aux`, and counts when given) level by level.
+/// Entries of a tile the GPU sorts in shared memory: the block size of the reuse kernels.
+pub const TILE: usize = 1024;
+
+/// Of the first `d` entries of the stable merge of `a` and `b` (`a`'s first on ties), how
+/// many come from `a`.
+fn diagonal<K: Ord>(a: &[K], b: &[K], d: usize) -> usize {
+    let (mut lo, mut hi) = (d.saturating_sub(b.len()), d.min(a.len()));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if a[mid] <= b[d - 1 - mid] {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// [`merge_level`] as the GPU runs it for `width` a multiple of `tile`: each tile of
+/// outputs takes the slices of the two runs that fill it (two diagonal searches), then
+/// each output its source (a diagonal search within those slices). A left-run entry gains
+/// the right-run entries placed before it.
+pub fn merge_path_level<K: Ord + Copy>(
+    keys: &[K],
+    aux: &[u32],
+    counts: Option<&[u32]>,
+    width: usize,
+    tile: usize,
+) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
+    let n = keys.len();
+    let mut keys_out = keys.to_vec();
+    let mut aux_out = aux.to_vec();
+    let mut counts_out = counts.map(<[u32]>::to_vec);
+    for o0 in (0..n).step_by(tile.max(1)) {
+        let start = o0 / (2 * width) * (2 * width);
+        let mid = (start + width).min(n);
+        let end = (start + 2 * width).min(n);
+        let (a, b) = (&keys[start..mid], &keys[mid..end]);
+        let (d0, d1) = (o0 - start, (o0 - start + tile).min(end - start));
+        let (a0, a1) = (diagonal(a, b, d0), diagonal(a, b, d1));
+        let (b0, b1) = (d0 - a0, d1 - a1);
+        let (sa, sb) = (&a[a0..a1], &b[b0..b1]);
+        for t in 0..d1 - d0 {
+            let i = diagonal(sa, sb, t);
+            let j = t - i;
+            let left = j >= sb.len() || (i < sa.len() && sa[i] <= sb[j]);
+            let (src, gained) = if left {
+                (start + a0 + i, b0 + j)
+            } else {
+                (mid + b0 + j, 0)
+            };
+            keys_out[o0 + t] = keys[src];
+            aux_out[o0 + t] = aux[src];
+            if let (Some(c), Some(co)) = (counts, counts_out.as_mut()) {
+                co[o0 + t] = c[src] + gained as u32;
+            }
+        }
+    }
+    (keys_out, aux_out, counts_out)
+}
+
+/// Merge-sorts `keys` (with `aux`, and counts when given) level by level, as the GPU does:
+/// per-entry placement within tiles of [`TILE`], merge path above.
 fn merge_sort<K: Ord + Copy>(
     mut keys: Vec<K>,
     mut aux: Vec<u32>,
@@ -71,7 +135,11 @@ fn merge_sort<K: Ord + Copy>(
 ) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
     let mut width = 1;
     while width < keys.len() {
-        (keys, aux, counts) = merge_level(&keys, &aux, counts.as_deref(), width);
+        (keys, aux, counts) = if width < TILE {
+            merge_level(&keys, &aux, counts.as_deref(), width)
+        } else {
+            merge_path_level(&keys, &aux, counts.as_deref(), width, TILE)
+        };
         width *= 2;
     }
     (keys, aux, counts)
@@ -240,6 +308,36 @@ mod tests {
     }
 
     #[test]
+    fn merge_path_equals_placing_each_entry() {
+        for (seed, n, items, tile) in [
+            (1, 1, 1, 1),
+            (2, 37, 5, 4),
+            (3, 300, 40, 8),
+            (4, 1000, 3, 16),
+            (5, 513, 1000, 32),
+        ] {
+            let keys: Vec<u32> = lcg(seed, n, items).into_iter().map(|k| k as u32).collect();
+            let aux: Vec<u32> = (0..n as u32).collect();
+            let counts: Vec<u32> = lcg(seed + 9, n, 7).into_iter().map(|c| c as u32).collect();
+            let (mut k, mut a, mut c) = (keys, aux, Some(counts));
+            let mut width = 1;
+            // Runs sorted per-entry up to the tile, then each level both ways.
+            while width < tile {
+                (k, a, c) = merge_level(&k, &a, c.as_deref(), width);
+                width *= 2;
+            }
+            while width < n {
+                let want = merge_level(&k, &a, c.as_deref(), width);
+                let got = merge_path_level(&k, &a, c.as_deref(), width, tile);
+                assert_eq!(got, want, "seed {seed} width {width} tile {tile}");
+                (k, a, c) = got;
+                width *= 2;
+            }
+            assert!(k.windows(2).all(|w| w[0] <= w[1]));
+        }
+    }
+
+    #[test]
     fn merge_sort_is_stable() {
         let (k, a, _) = merge_sort(vec![2u64, 1, 2, 1, 2], (0..5).collect(), None);
         assert_eq!(k, vec![1, 1, 2, 2, 2]);
@@ -254,6 +352,7 @@ mod tests {
             (3, 200, 17),
             (4, 1000, 900),
             (5, 777, 1),
+            (6, 5000, 700),
         ] {
             let trace = lcg(seed, n, items);
             let want = Histogram::from_distances(
