@@ -6,7 +6,7 @@ use crate::emit;
 use crate::lookup;
 use memtune_core::plan::grouping::{Approach, GroupingWorkload};
 use memtune_core::plan::sampling::SamplingWorkload;
-use memtune_core::plan::stencil::{self, Dtype, StencilWorkload, Variant};
+use memtune_core::plan::stencil::{Dtype, StencilWorkload, Variant};
 use memtune_core::plan::PlanError;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -134,7 +134,8 @@ pub fn stencil(input: TokenStream) -> TokenStream {
             repeats: args.required("repeats", "6")?.u32()?,
         };
         let found = lookup::find(args.profile()?.as_ref(), NAME)?;
-        let plan = stencil::plan(&found.profile, &workload).map_err(|e| refused(&args, NAME, e))?;
+        let plan = memtune_core::plan::stencil_untimed(&found.profile, &workload)
+            .map_err(|e| refused(&args, NAME, e))?;
         let [x, y, z] = workload.dims;
         let dtype = match workload.dtype {
             Dtype::F32 => quote!(F32),

@@ -7,7 +7,7 @@
 use memtune_core::compiled::{GroupingConsts, ProfileStamp, SamplingConsts, StencilConsts};
 use memtune_core::plan::grouping::GroupingPlan;
 use memtune_core::plan::sampling::SamplingPlan;
-use memtune_core::plan::stencil::{self, StencilPlan};
+use memtune_core::plan::stencil::StencilPlan;
 use memtune_core::plan::PlanError;
 use memtune_core::{codec, DeviceIdentity, Profile, Store};
 use std::fmt;
@@ -212,7 +212,7 @@ impl Replan {
         self.replan(
             &consts.profile,
             || consts.to_plan(),
-            |p| stencil::plan(p, &consts.workload),
+            |p| memtune_core::plan::stencil_untimed(p, &consts.workload),
             |plan| consts == plan,
         )
     }

@@ -160,3 +160,30 @@ fn a_pinned_grouping_table_takes_a_small_bet_on_copy() {
         assert_eq!((d.approach, d.passes), (Approach::Unscoped, 1), "{table}");
     }
 }
+
+#[test]
+fn stencil_variants_are_bets_left_untimed() {
+    use memtune_core::plan::{Dtype, StencilWorkload, Variant};
+    let w = StencilWorkload {
+        dims: [512, 512, 512],
+        dtype: Dtype::F32,
+        repeats: 1,
+    };
+    let p = h100();
+    let model = plan::stencil::plan(&p, &w).unwrap();
+    assert_ne!(model.variant, Variant::Plain, "the H100 measured staging paying");
+    let u = plan::stencil_untimed(&p, &w).unwrap();
+    assert_eq!((u.variant, u.block, u.staging), (Variant::Plain, [32, 4, 2], false));
+    assert!(u.reasons.last().is_some_and(|r| r.starts_with("bet:")));
+    // A grid smaller than the default block: clamped, as the untuned plan is.
+    let small = StencilWorkload { dims: [20, 3, 1], ..w };
+    let u = plan::stencil_untimed(&p, &small).unwrap();
+    assert_eq!(u.block, [20, 3, 1]);
+    // Without staging data the model's pick is the untuned plain block itself.
+    let mut bare = p.clone();
+    bare.shared_memory_staging = memtune_core::profile::Section::not_measured("skipped");
+    assert_eq!(
+        plan::stencil_untimed(&bare, &w).unwrap(),
+        plan::stencil::plan(&bare, &w).unwrap()
+    );
+}

@@ -41,7 +41,7 @@ pub use nvcc::{Format, ENV_NVCC_SWITCH};
 
 use memtune_core::lookup::Resolved;
 use memtune_core::plan::sampling::SamplingWorkload;
-use memtune_core::plan::stencil::{self, StencilWorkload};
+use memtune_core::plan::stencil::StencilWorkload;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -377,12 +377,15 @@ impl Kernels {
                     (name, "sampling", json!(w), json!(plan), defs)
                 }
                 PlanRequest::Stencil(name, w) => {
-                    let plan = stencil::plan(profile, w).map_err(|source| BuildError::Plan {
-                        name: name.clone(),
-                        method: "stencil_plan",
-                        profile: label(),
-                        source: Box::new(source),
-                    })?;
+                    let plan =
+                        memtune_core::plan::stencil_untimed(profile, w).map_err(|source| {
+                            BuildError::Plan {
+                                name: name.clone(),
+                                method: "stencil_plan",
+                                profile: label(),
+                                source: Box::new(source),
+                            }
+                        })?;
                     let defs = memtune_core::defines::stencil(&defines::prefix(name)?, &plan);
                     (name, "stencil", json!(w), json!(plan), defs)
                 }

@@ -7,14 +7,20 @@
 //! thread and the work between them decide whether the passes' overhead pays, and on an
 //! H100 such bets ran a kernel with few reads per thread 2.6x slower than one pass.
 //!
+//! A stencil plan's variant and block shape are always a bet: they pick among the kernel's
+//! own code paths (plain, staged in shared memory, streaming along z), and the profile's
+//! staging section timed memtune's 7-point kernel, whose paths need not rank as another
+//! kernel's do.
+//!
 //! Plans made without timing (compile-time constants, run-time re-plans, `cargo tune
-//! plan`) take only sure plans ([`sampling_untimed`], [`grouping_untimed`]); the autotuner
-//! times the bets on the user's kernel.
+//! plan`) take only sure plans ([`sampling_untimed`], [`grouping_untimed`],
+//! [`stencil_untimed`]); the autotuner times the bets on the user's kernel.
 
 use serde::{Deserialize, Serialize};
 
 use super::hedge;
 use super::read_cost::ReadCost;
+use super::stencil::{self, StencilPlan, StencilWorkload, Variant};
 use super::units::bytes;
 use super::{grouping, sampling, GroupingPlan, GroupingWorkload, PlanError, SamplingPlan};
 use super::{Approach, SamplingWorkload};
@@ -237,4 +243,34 @@ pub fn grouping_untimed(
         }
     }
     Ok(plan)
+}
+
+/// The stencil plan to use without timing: the untuned plan (plain, [`stencil::DEFAULT_BLOCK`]
+/// clamped to the grid), since the model's variant and block are a bet on the kernel; its
+/// pick is named among the reasons, for the autotuner to time.
+pub fn stencil_untimed(
+    profile: &Profile,
+    workload: &StencilWorkload,
+) -> Result<StencilPlan, PlanError> {
+    let model = stencil::plan(profile, workload)?;
+    let block = stencil::untuned_block(workload.dims);
+    if model.variant == Variant::Plain && model.block == block {
+        return Ok(model);
+    }
+    stencil::check_grid(workload, block)?;
+    let [x, y, z] = model.block;
+    let mut reasons = model.reasons;
+    reasons.push(format!(
+        "bet: {} {x}x{y}x{z} ranks the code paths of memtune's own stencil kernel, which another kernel's need not follow; untimed, the untuned plain block {}x{}x{} (the autotuner times the pick on the kernel)",
+        model.variant.as_str(),
+        block[0],
+        block[1],
+        block[2],
+    ));
+    Ok(StencilPlan {
+        variant: Variant::Plain,
+        block,
+        staging: false,
+        reasons,
+    })
 }

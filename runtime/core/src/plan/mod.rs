@@ -26,7 +26,9 @@ pub mod stencil;
 mod translation;
 mod units;
 
-pub use certainty::{grouping_untimed, judge_scope, sampling_untimed, Certainty, Judgement};
+pub use certainty::{
+    grouping_untimed, judge_scope, sampling_untimed, stencil_untimed, Certainty, Judgement,
+};
 pub use error::PlanError;
 pub use grouping::{Approach, GroupingPlan, GroupingWorkload};
 pub use sampling::{SamplingPlan, SamplingWorkload};

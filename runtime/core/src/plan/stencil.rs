@@ -118,19 +118,7 @@ pub fn plan(profile: &Profile, workload: &StencilWorkload) -> Result<StencilPlan
         reasons.push(format!("block {block:?} clamped to the grid: {clamped:?}"));
     }
 
-    for (axis, &limit) in GRID_LIMITS.iter().enumerate() {
-        let (value, b) = (workload.dims[axis], clamped[axis]);
-        let blocks = u64::from(value).div_ceil(u64::from(b));
-        if blocks > limit {
-            return Err(PlanError::GridTooLarge {
-                argument: AXES[axis],
-                value,
-                block: b,
-                blocks,
-                limit,
-            });
-        }
-    }
+    check_grid(workload, clamped)?;
     let variant = match (choice, clamped[2]) {
         (Variant::Plain, _) => Variant::Plain,
         // Measured fastest as streaming: its block is one plane deep (checked).
@@ -152,6 +140,33 @@ pub fn plan(profile: &Profile, workload: &StencilWorkload) -> Result<StencilPlan
         staging: variant != Variant::Plain,
         reasons,
     })
+}
+
+/// The block of the untuned plan: [`DEFAULT_BLOCK`] clamped to the grid.
+pub fn untuned_block(dims: [u32; 3]) -> [u32; 3] {
+    let mut block = DEFAULT_BLOCK;
+    for (b, &d) in block.iter_mut().zip(&dims) {
+        *b = (*b).min(d).max(1);
+    }
+    block
+}
+
+/// The grid of `block`s over the workload fits the launch limits.
+pub(crate) fn check_grid(workload: &StencilWorkload, block: [u32; 3]) -> Result<(), PlanError> {
+    for (axis, &limit) in GRID_LIMITS.iter().enumerate() {
+        let (value, b) = (workload.dims[axis], block[axis]);
+        let blocks = u64::from(value).div_ceil(u64::from(b));
+        if blocks > limit {
+            return Err(PlanError::GridTooLarge {
+                argument: AXES[axis],
+                value,
+                block: b,
+                blocks,
+                limit,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Which variant the staging table measured best (plain, staged or streaming), and its

@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::key::{size_class, WorkloadClass};
 use crate::plan::grouping::BUCKET_BYTES;
 use crate::plan::sampling::READ_BYTES;
-use crate::plan::stencil::DEFAULT_BLOCK;
 use crate::plan::{self, Approach, GroupingPlan, GroupingWorkload, PlanError, SamplingPlan};
 use crate::plan::{SamplingWorkload, StencilPlan, StencilWorkload, Variant};
 use crate::profile::{MemoryKind, Profile};
@@ -411,11 +410,19 @@ impl Tunable for StencilWorkload {
     }
 
     fn untuned(&self) -> StencilPlan {
-        stencil(Variant::Plain, clamp(DEFAULT_BLOCK, self.dims), "untuned")
+        stencil(
+            Variant::Plain,
+            plan::stencil::untuned_block(self.dims),
+            "untuned",
+        )
     }
 
     fn model(&self, profile: &Profile) -> Result<StencilPlan, PlanError> {
         plan::stencil::plan(profile, self)
+    }
+
+    fn untimed(&self, profile: &Profile) -> Result<StencilPlan, PlanError> {
+        plan::stencil_untimed(profile, self)
     }
 
     fn label(plan: &StencilPlan) -> String {

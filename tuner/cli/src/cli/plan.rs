@@ -195,9 +195,16 @@ pub fn run(command: &PlanCommand, json_out: bool, quiet: bool) -> Result<Exit, C
                     dtype: *dtype,
                     repeats: *repeats,
                 };
-                let plan = stencil::plan(&p, &w).map_err(plan_error)?;
+                let model = stencil::plan(&p, &w).map_err(plan_error)?;
+                let plan = memtune_core::plan::stencil_untimed(&p, &w).map_err(plan_error)?;
+                let bet = if model.variant != plan.variant || model.block != plan.block {
+                    let [x, y, z] = model.block;
+                    format!(" without timing; the model's {} {x}x{y}x{z} is a bet on the kernel, for the autotuner", model.variant.as_str())
+                } else {
+                    String::new()
+                };
                 let headline = format!(
-                    "stencil {}x{}x{} {}, {} repeats: {:?} with block {}x{}x{}{}",
+                    "stencil {}x{}x{} {}, {} repeats: {:?} with block {}x{}x{}{}{bet}",
                     dims[0],
                     dims[1],
                     dims[2],

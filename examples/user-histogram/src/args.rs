@@ -1,0 +1,379 @@
+//! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use memtune::core::size::format_bytes;
+use memtune::MemoryKind;
+
+use crate::{HistError, Variant, MAX_TABLE_BYTES, MIN_TABLE_BYTES};
+
+/// Largest `--work`: integer mixing rounds per row.
+pub const MAX_WORK: u32 = 64;
+/// Most `--rows`: the key columns stay below 16 GiB each.
+pub const MAX_ROWS: u64 = 1 << 32;
+/// Table of the default mode.
+pub const DEFAULT_TABLE: u64 = 1 << 30;
+/// Rows into a table in device memory (256 MiB of input).
+pub const DEVICE_TABLE_ROWS: u64 = 32 << 20;
+/// Rows into a table in pinned memory: its inserts are atomics across the host link, so
+/// fewer keep a bench row to tens of seconds.
+pub const PINNED_TABLE_ROWS: u64 = 8 << 20;
+/// `--bench` tables in device memory.
+pub const DEVICE_SIZES: [u64; 2] = [64 << 20, 1 << 30];
+/// `--bench` tables in pinned memory.
+pub const PINNED_SIZES: [u64; 2] = [256 << 20, 2 << 30];
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "user-histogram",
+    about = "A user's own hash-grouping kernel, autotuned by memtune (see examples/user-histogram/README.md)"
+)]
+pub struct Cli {
+    /// Hash table of the default mode, a power of two such as 1GiB (16-byte slots).
+    #[arg(long, value_parser = parse_table)]
+    pub table: Option<u64>,
+    /// Where the table lives: device memory, or pinned host memory mapped into the GPU.
+    #[arg(long, value_parser = parse_memory, default_value = "device")]
+    pub memory: MemoryKind,
+    /// Where the input rows live (default pinned: read by zero-copy, as a column too
+    /// large for the device would be).
+    #[arg(long, value_parser = parse_memory, default_value = "pinned")]
+    pub input: MemoryKind,
+    /// Input rows (default 32Mi for a device table, 8Mi for a pinned one), e.g. 16Mi.
+    #[arg(long, value_parser = parse_rows)]
+    pub rows: Option<u64>,
+    /// Integer mixing rounds per row, 0 to 64 (default 0; with --bench: only this variant).
+    #[arg(long)]
+    pub work: Option<u32>,
+    /// Refuse sizes above 80% of the free device memory (table, device input, spill
+    /// buffers) or a quarter of the available host memory (pinned table and input).
+    #[arg(long)]
+    pub check_free: bool,
+    /// Untuned, model, autotuned and exhaustive-best plans, timed.
+    #[arg(long)]
+    pub bench: bool,
+    /// Bench tables, comma-separated (default 64MiB,1GiB device; 256MiB,2GiB pinned).
+    #[arg(long, value_parser = parse_tables)]
+    pub sizes: Option<Sizes>,
+    /// Write the bench rows as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Default mode: fail (exit 1) unless a stored decision was used and nothing timed.
+    #[arg(long)]
+    pub expect_stored: bool,
+}
+
+/// A list of sizes (a newtype: clap would take a `Vec` for a repeated flag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sizes(pub Vec<u64>);
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Tune the kernel for one table, run the chosen plan and check it.
+    Tune {
+        table: u64,
+        variant: Variant,
+        expect_stored: bool,
+    },
+    /// Time every plan of each table size and variant.
+    Bench {
+        sizes: Vec<u64>,
+        variants: Vec<Variant>,
+        json: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where the table lives.
+    pub memory: MemoryKind,
+    pub input: MemoryKind,
+    pub rows: u64,
+    pub check_free: bool,
+    pub mode: Mode,
+}
+
+/// Parses `args` (without the program name). `Err(clap::Error)` for what clap reports
+/// itself (`--help` included: print it with `e.exit()`).
+pub fn parse<I, T>(args: I) -> Result<Result<Config, HistError>, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv = std::iter::once("user-histogram".into()).chain(args.into_iter().map(Into::into));
+    Cli::try_parse_from(argv).map(check)
+}
+
+/// Checks the combination of arguments.
+pub fn check(cli: Cli) -> Result<Config, HistError> {
+    let usage = |m: &str| Err(HistError::Usage(m.to_string()));
+    if cli.work.is_some_and(|w| w > MAX_WORK) {
+        return Err(HistError::Usage(format!(
+            "--work must be 0 to {MAX_WORK} rounds per row"
+        )));
+    }
+    let one = Variant {
+        work: cli.work.unwrap_or(0),
+    };
+    let rows = cli.rows.unwrap_or(match cli.memory {
+        MemoryKind::Pinned => PINNED_TABLE_ROWS,
+        _ => DEVICE_TABLE_ROWS,
+    });
+    let mode = if cli.bench {
+        if cli.table.is_some() {
+            return usage("--bench takes --sizes, not --table");
+        }
+        if cli.expect_stored {
+            return usage("--expect-stored is for the default mode, not --bench");
+        }
+        let sizes = match (cli.sizes, cli.memory) {
+            (Some(s), _) => s.0,
+            (None, MemoryKind::Pinned) => PINNED_SIZES.to_vec(),
+            (None, _) => DEVICE_SIZES.to_vec(),
+        };
+        let variants = if cli.work.is_some() {
+            vec![one]
+        } else {
+            Variant::BENCH.to_vec()
+        };
+        Mode::Bench {
+            sizes,
+            variants,
+            json: cli.json,
+        }
+    } else {
+        if cli.sizes.is_some() || cli.json.is_some() {
+            return usage("--sizes and --json go with --bench");
+        }
+        Mode::Tune {
+            table: cli.table.unwrap_or(DEFAULT_TABLE),
+            variant: one,
+            expect_stored: cli.expect_stored,
+        }
+    };
+    Ok(Config {
+        memory: cli.memory,
+        input: cli.input,
+        rows,
+        check_free: cli.check_free,
+        mode,
+    })
+}
+
+/// `device` or `pinned` (managed memory is not offered).
+pub fn parse_memory(s: &str) -> Result<MemoryKind, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "device" => Ok(MemoryKind::Device),
+        "pinned" => Ok(MemoryKind::Pinned),
+        other => Err(format!("`{other}` is not device or pinned")),
+    }
+}
+
+/// `1GiB`, `64 MiB`, `4096`: a number with an optional unit.
+fn parse_quantity(s: &str, example: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number such as {example}"))?;
+    memtune::core::size::bytes(n, unit).ok_or_else(|| {
+        format!(
+            "`{s}`: unknown unit or too large (units: {})",
+            memtune::core::size::UNITS
+        )
+    })
+}
+
+/// A table size: a power of two from 64 bytes (4 slots) to 64 GiB (2^32 slots, the reach
+/// of the kernel's 32-bit hash).
+pub fn parse_table(s: &str) -> Result<u64, String> {
+    let bytes = parse_quantity(s, "1GiB")?;
+    if !bytes.is_power_of_two() || !(MIN_TABLE_BYTES..=MAX_TABLE_BYTES).contains(&bytes) {
+        return Err(format!(
+            "`{s}`: a table is a power of two from {MIN_TABLE_BYTES} bytes to {} (e.g. {} or {})",
+            format_bytes(MAX_TABLE_BYTES),
+            format_bytes(bytes.max(MIN_TABLE_BYTES).next_power_of_two() / 2),
+            format_bytes(bytes.max(MIN_TABLE_BYTES).next_power_of_two())
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Rows: `16Mi`, `1000000` (binary units count rows here, not bytes), 1 to 2^32.
+pub fn parse_rows(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("i")
+        .map_or(t.to_string(), |n| format!("{n}iB"));
+    let n = parse_quantity(&t, "16Mi").map_err(|e| e.replace(&t, s))?;
+    if n == 0 || n > MAX_ROWS {
+        return Err(format!("`{s}`: rows must be 1 to {MAX_ROWS}"));
+    }
+    Ok(n)
+}
+
+/// `64MiB,1GiB`.
+pub fn parse_tables(s: &str) -> Result<Sizes, String> {
+    let sizes = s
+        .split(',')
+        .map(parse_table)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Sizes(sizes))
+}
+
+/// Device memory a run may take: 80% of `free`.
+pub fn device_limit(free: u64) -> u64 {
+    free / 5 * 4
+}
+
+/// Pinned memory a run may take: a quarter of the available host memory.
+pub fn pinned_limit(host_available: u64) -> u64 {
+    host_available / 4
+}
+
+/// `MemAvailable` of /proc/meminfo (else `MemTotal`), in bytes.
+pub fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    };
+    field("MemAvailable:").or_else(|| field("MemTotal:"))
+}
+
+/// `--check-free`: refuses `size` bytes of `what` above `limit`.
+pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), HistError> {
+    if size > limit {
+        return Err(HistError::TooLarge(format!(
+            "{} is above {what} ({}); pass a smaller table or fewer rows",
+            format_bytes(size),
+            format_bytes(limit)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(args: &[&str]) -> Config {
+        match parse(args.iter().copied()) {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => panic!("{args:?}: {e}"),
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    fn usage(args: &[&str]) -> String {
+        match parse(args.iter().copied()) {
+            Ok(Err(e)) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                e.to_string()
+            }
+            Err(e) => {
+                assert_eq!(e.exit_code(), 2, "{e}");
+                e.to_string()
+            }
+            Ok(Ok(c)) => panic!("{args:?} parsed: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = ok(&[]);
+        assert_eq!(
+            (c.memory, c.input, c.rows, c.check_free),
+            (MemoryKind::Device, MemoryKind::Pinned, 32 << 20, false)
+        );
+        let want = Mode::Tune {
+            table: 1 << 30,
+            variant: Variant { work: 0 },
+            expect_stored: false,
+        };
+        assert_eq!(c.mode, want);
+        let Mode::Bench {
+            sizes, variants, ..
+        } = ok(&["--bench"]).mode
+        else {
+            panic!("not a bench");
+        };
+        assert_eq!(sizes, DEVICE_SIZES);
+        assert_eq!(variants, Variant::BENCH);
+        let c = ok(&["--bench", "--memory", "pinned", "--json", "x.json"]);
+        assert_eq!(c.rows, 8 << 20);
+        let Mode::Bench { sizes, json, .. } = c.mode else {
+            panic!("not a bench");
+        };
+        assert_eq!(
+            (sizes, json),
+            (vec![256 << 20, 2 << 30], Some(PathBuf::from("x.json")))
+        );
+    }
+
+    #[test]
+    fn sizes_rows_and_variants() {
+        let c = ok(&[
+            "--table", "256MiB", "--work", "32", "--rows", "16Mi", "--input", "device",
+        ]);
+        assert_eq!((c.rows, c.input), (16 << 20, MemoryKind::Device));
+        let Mode::Tune { table, variant, .. } = c.mode else {
+            panic!("not tune");
+        };
+        assert_eq!((table, variant), (256 << 20, Variant { work: 32 }));
+        let c = ok(&["--bench", "--sizes", "64MiB, 2 GiB,4096", "--work", "8"]);
+        let Mode::Bench {
+            sizes, variants, ..
+        } = c.mode
+        else {
+            panic!("not a bench");
+        };
+        assert_eq!(sizes, vec![64 << 20, 2 << 30, 4096]);
+        assert_eq!(variants, vec![Variant { work: 8 }]);
+        assert_eq!(parse_rows("1000"), Ok(1000));
+        assert_eq!(parse_rows("1Ki"), Ok(1024));
+        assert_eq!(parse_table("1g"), Ok(1 << 30));
+        assert_eq!(parse_table("64GiB"), Ok(64 << 30));
+    }
+
+    #[test]
+    fn argument_errors() {
+        assert!(usage(&["--table", "big"]).contains("not a number"));
+        assert!(usage(&["--table", "0"]).contains("power of two"));
+        assert!(usage(&["--table", "32"]).contains("power of two"));
+        assert!(usage(&["--table", "96MiB"]).contains("64 MiB or 128 MiB"));
+        assert!(usage(&["--table", "128GiB"]).contains("power of two"));
+        assert!(usage(&["--table", "3PiB"]).contains("unknown unit"));
+        assert!(usage(&["--table", "99999999999TiB"]).contains("too large"));
+        assert!(usage(&["--memory", "managed"]).contains("not device or pinned"));
+        assert!(usage(&["--input", "host"]).contains("not device or pinned"));
+        assert!(usage(&["--rows", "0"]).contains("1 to"));
+        assert!(usage(&["--rows", "5Gi"]).contains("1 to"));
+        assert!(usage(&["--rows=-3"]).contains("--rows"));
+        assert!(usage(&["--work", "65"]).contains("0 to 64"));
+        assert!(usage(&["--work", "x"]).contains("--work"));
+        assert!(usage(&["--bench", "--sizes", "1MiB,,2MiB"]).contains("not a number"));
+        assert!(usage(&["--bench", "--table", "1MiB"]).contains("--sizes"));
+        assert!(usage(&["--json", "x.json"]).contains("--bench"));
+        assert!(usage(&["--sizes", "1MiB"]).contains("--bench"));
+        assert!(usage(&["--bench", "--expect-stored"]).contains("default mode"));
+        assert!(usage(&["--frobnicate"]).contains("--frobnicate"));
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(device_limit(100 << 30), 80 << 30);
+        assert_eq!(pinned_limit(128 << 30), 32 << 30);
+        assert!(check_fits(1 << 30, 1 << 30, "x").is_ok());
+        let e = check_fits((1 << 30) + 4, 1 << 30, "80% of the free device memory");
+        let e = e.expect_err("over the limit");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("80% of the free"), "{e}");
+        assert!(host_available_bytes().is_some_and(|b| b > 0));
+    }
+}

@@ -1,0 +1,97 @@
+//! The kernel source and its NVRTC compilation for the GPU present.
+
+use memtune::kernels::{compile_ptx, CompiledPtx, KernelSource};
+
+use crate::HistError;
+
+/// `user_hist_fill(keys, values, n_rows, key_space, seed)`.
+pub const FILL: &str = "user_hist_fill";
+/// `user_hist_clear(table, slots, counters)`.
+pub const CLEAR: &str = "user_hist_clear";
+/// `user_hist_insert_rows(keys, values, n_rows, table, slots, begin, end, work, counters)`.
+pub const INSERT_ROWS: &str = "user_hist_insert_rows";
+/// As `INSERT_ROWS`, then `spill_keys, spill_values`: the copy approach's first pass.
+pub const INSERT_SPILL: &str = "user_hist_insert_spill";
+/// `user_hist_insert_spilled(spill_keys, spill_values, table, slots, begin, end, work,
+/// counters)`: the copy approach's later passes.
+pub const INSERT_SPILLED: &str = "user_hist_insert_spilled";
+/// `user_hist_digest(table, slots, counters, out)`.
+pub const DIGEST: &str = "user_hist_digest";
+
+/// Threads per block (`USER_HIST_BLOCK` in the source).
+pub const BLOCK: u32 = 256;
+/// Blocks per SM: 2048 threads, a full H100 SM; every loop is grid-stride.
+pub const BLOCKS_PER_SM: u32 = 8;
+
+pub const SOURCE: KernelSource = KernelSource {
+    name: "histogram.cu",
+    source: include_str!("../kernels/histogram.cu"),
+    entries: &[
+        FILL,
+        CLEAR,
+        INSERT_ROWS,
+        INSERT_SPILL,
+        INSERT_SPILLED,
+        DIGEST,
+    ],
+};
+
+/// `(blocks, threads per block)` of every launch on a GPU with `sm_count` SMs.
+pub fn grid(sm_count: u32) -> (u32, u32) {
+    (sm_count.max(1) * BLOCKS_PER_SM, BLOCK)
+}
+
+/// `sm_90` for compute capability 9.0.
+pub fn arch(major: u32, minor: u32) -> String {
+    format!("sm_{major}{minor}")
+}
+
+/// PTX of `kernels/histogram.cu` for `arch`; NVRTC's warnings count as errors.
+pub fn compile(arch: &str) -> Result<CompiledPtx, HistError> {
+    let ptx = compile_ptx(&SOURCE, arch, &[]).map_err(|e| HistError::Compile(e.to_string()))?;
+    for entry in SOURCE.entries {
+        if !ptx.has_entry(entry) {
+            return Err(HistError::Compile(format!(
+                "the PTX for {arch} has no entry {entry}"
+            )));
+        }
+    }
+    Ok(ptx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtune::kernels::toolchain::nvrtc_or_skip;
+
+    #[test]
+    fn kernel_compiles_without_warnings() {
+        if !nvrtc_or_skip("kernel_compiles_without_warnings") {
+            return;
+        }
+        for a in ["sm_80", "sm_90"] {
+            let ptx = compile(a).unwrap_or_else(|e| panic!("{a}: {e}"));
+            assert!(ptx.text.contains(&format!(".target {a}")), "{a}");
+        }
+    }
+
+    #[test]
+    fn the_block_size_matches_the_source() {
+        assert!(SOURCE
+            .source
+            .contains(&format!("#define USER_HIST_BLOCK {BLOCK}")));
+        assert_eq!(grid(0), (8, 256));
+        assert_eq!(grid(132), (1056, 256));
+        assert_eq!(arch(9, 0), "sm_90");
+    }
+
+    #[test]
+    fn the_slot_layout_matches_the_source() {
+        assert_eq!(
+            std::mem::size_of::<crate::reference::Slot>() as u64,
+            crate::SLOT_BYTES
+        );
+        assert!(SOURCE.source.contains("unsigned int tag;"));
+        assert!(SOURCE.source.contains("unsigned long long sum;"));
+    }
+}

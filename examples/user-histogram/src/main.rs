@@ -1,0 +1,351 @@
+//! user-histogram: a user's own hash-grouping kernel, autotuned by memtune.
+//!
+//! `user-histogram [--table 1GiB] [--memory device|pinned] [--input device|pinned]
+//! [--rows N] [--work 0]`: tunes the kernel for that table (a stored decision where there
+//! is one: then nothing is timed), runs the chosen plan and checks its table.
+//! `user-histogram --bench [--memory device|pinned] [--sizes ...] [--json FILE]`: untuned,
+//! model, autotuned and exhaustive-best plans, timed. Exit codes: 0 success, 1 a failure
+//! (CUDA, NVRTC, a wrong table), 2 bad arguments or a size too large, 3 no GPU.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use memtune::autotune::Autotuner;
+use memtune::core::size::format_bytes;
+use memtune::core::tune::Tunable;
+use memtune::GroupingConsts;
+use user_histogram::args::{self, Config, Mode};
+use user_histogram::bench::{self, Bench, SLOTS};
+use user_histogram::gpu::{self, Data, Gpu};
+use user_histogram::report::{self, Row};
+use user_histogram::{kernel, reference, Case, HistError, Variant, SEED};
+
+/// The macro at compile time, for a fixed workload, before any GPU is seen: planned from a
+/// recorded H100 profile (a user would commit their own to `.memtune/` with
+/// `cargo tune --project` and drop the `profile` argument).
+const SHOWN: GroupingConsts = memtune::grouping_plan!(
+    table = 2 GiB,
+    table_memory = pinned,
+    input_memory = pinned,
+    profile = "../../tests/fixtures/h100.json"
+);
+
+/// Up to this table size the default mode also reads the untuned table back and compares
+/// it key by key with the CPU model (where the CPU model runs: `bench::CPU_CHECK_ROWS`).
+const READBACK_TABLE_BYTES: u64 = 256 << 20;
+
+type Result<T> = std::result::Result<T, HistError>;
+
+fn main() -> ExitCode {
+    let config = match args::parse(std::env::args_os().skip(1)) {
+        Err(e) => e.exit(),
+        Ok(Err(e)) => return fail(&e),
+        Ok(Ok(c)) => c,
+    };
+    let result = match &config.mode {
+        Mode::Tune {
+            table,
+            variant,
+            expect_stored,
+        } => run_tune(&config, *table, *variant, *expect_stored),
+        Mode::Bench {
+            sizes,
+            variants,
+            json,
+        } => run_bench(&config, sizes, variants, json.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &HistError) -> ExitCode {
+    eprintln!("user-histogram: {e}");
+    ExitCode::from(e.exit_code())
+}
+
+/// The GPU (exit 3 without one), its autotuner (profile and decision store from the
+/// environment) and the kernels compiled for it.
+fn open() -> Result<(Autotuner, Gpu)> {
+    let identity = memtune::device::identity(0)?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (tuner, stream) =
+        Autotuner::open(0, Some(root)).map_err(|e| HistError::Autotune(e.to_string()))?;
+    let gpu = Gpu::new(identity, stream)?;
+    let id = gpu.identity();
+    let (blocks, block) = kernel::grid(id.sm_count);
+    println!(
+        "GPU 0: {} ({}), {} SMs; kernels compiled for {} by NVRTC; {blocks} blocks of {block}",
+        id.name,
+        id.uuid,
+        id.sm_count,
+        kernel::arch(id.compute_capability.major, id.compute_capability.minor),
+    );
+    Ok((tuner, gpu))
+}
+
+/// `--check-free`: the device memory a run takes (a device table, device input, the
+/// spill buffers) must fit 80% of the free device memory, and the pinned memory (a pinned
+/// table or input) a quarter of the available host memory.
+fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
+    if !config.check_free {
+        return Ok(());
+    }
+    let (table, input, rows) = (config.memory, config.input, config.rows);
+    args::check_fits(
+        gpu::device_bytes(table, input, largest, rows),
+        args::device_limit(gpu.free_device_bytes()?),
+        "80% of the free device memory",
+    )?;
+    let pinned = gpu::pinned_bytes(table, input, largest, rows);
+    if pinned > 0 {
+        let host = args::host_available_bytes()
+            .ok_or_else(|| HistError::Io("--check-free: /proc/meminfo could not be read".into()))?;
+        args::check_fits(
+            pinned,
+            args::pinned_limit(host),
+            "a quarter of the available host memory",
+        )?;
+    }
+    Ok(())
+}
+
+fn show_compile_time_plan() {
+    let p = &SHOWN.profile;
+    println!(
+        "compile-time plan (memtune::grouping_plan!, a {} table in {} memory, input in {}): {}",
+        format_bytes(SHOWN.workload.table_bytes),
+        SHOWN.workload.table_memory,
+        SHOWN.workload.input_memory,
+        bench::label(&SHOWN.to_plan()),
+    );
+    println!(
+        "  planned for {} from {}{}",
+        p.name,
+        p.source,
+        if p.simulated { " (simulated)" } else { "" }
+    );
+    // The planner's last reason is its decision (the others: what it read in the profile).
+    if let Some(why) = SHOWN.reasons.last() {
+        println!("  - {why}");
+    }
+}
+
+/// The untuned table checked against the CPU model where that is small enough: the digest,
+/// and for small tables every key's sum read back.
+fn check_against_cpu(
+    gpu: &Gpu,
+    data: &Data,
+    case: &Case,
+    untuned: user_histogram::Digest,
+) -> Result<()> {
+    if bench::cpu_digest(case).is_none() {
+        println!(
+            "untuned table: {untuned} (CPU model skipped: {} rows)",
+            case.rows
+        );
+        return Ok(());
+    }
+    let sums = reference::key_sums(SEED, case.rows, case.key_space(), case.variant.work);
+    let cpu = reference::digest_of_sums(&sums);
+    if cpu != untuned {
+        return Err(HistError::Mismatch(format!(
+            "the untuned table ({untuned}) differs from the CPU model ({cpu})"
+        )));
+    }
+    if case.table_bytes <= READBACK_TABLE_BYTES {
+        // The table of the last launch (the untuned one) is still there.
+        let got = reference::groups(&gpu.read_table(data, case)?).map_err(HistError::Mismatch)?;
+        if got != reference::expected_groups(&sums) {
+            return Err(HistError::Mismatch(
+                "the untuned table's per-key sums differ from the CPU model's".into(),
+            ));
+        }
+        println!("untuned table: {untuned} = the CPU model, key by key");
+    } else {
+        println!("untuned table: {untuned} = the CPU model's digest");
+    }
+    Ok(())
+}
+
+fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) -> Result<()> {
+    show_compile_time_plan();
+    let (tuner, gpu) = open()?;
+    check_free(config, &gpu, table)?;
+    let case = Case {
+        table_bytes: table,
+        rows: config.rows,
+        variant,
+    };
+    let t0 = Instant::now();
+    let data = gpu.data(config.memory, config.input, table, case.rows)?;
+    gpu.fill(&data, &case)?;
+    let mut digests = gpu.digests(SLOTS)?;
+    println!(
+        "table: {} of {} memory ({} slots); {} rows over {} keys in {} memory, drawn in {:.0} ms; {}, kernel key `{}`",
+        format_bytes(table),
+        config.memory,
+        case.slots(),
+        case.rows,
+        case.key_space(),
+        config.input,
+        t0.elapsed().as_secs_f64() * 1e3,
+        variant.name(),
+        variant.kernel_key()
+    );
+
+    let work = bench::workload(&data, &case);
+    let expected = bench::run_once(&gpu, &data, &case, &work.untuned(), &mut digests)?;
+    check_against_cpu(&gpu, &data, &case, expected)?;
+
+    let tuning = bench::tune_checked(&tuner, &gpu, &data, &case, expected)?;
+    let tuned = &tuning.tuned;
+    for w in &tuned.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("chosen plan: {} ({})", tuned.label, tuned.source);
+    if let Some(d) = &tuned.decision {
+        println!("  why: {}", d.why);
+        for c in &d.candidates {
+            let median = c
+                .median_ms
+                .map_or("-".to_string(), |m| format!("{m:.3} ms"));
+            let note = c
+                .stats
+                .error
+                .as_deref()
+                .or(c.stats.dropped.as_deref())
+                .unwrap_or("");
+            println!(
+                "  candidate {:<32} {:<10} {median:>12}  {note}",
+                c.label,
+                format!("{:?}", c.origin)
+            );
+        }
+    }
+    if tuning.launches == 0 {
+        println!("nothing was timed: {}", tuned.source);
+    } else if let Some(d) = &tuned.decision {
+        let cost = d
+            .cost_in_untuned
+            .map_or(String::new(), |c| format!(", {c:.1} untuned launches"));
+        println!(
+            "timed now: {} launches, {:.1} ms{cost}; stored in {}",
+            tuning.launches,
+            d.tuning_ms,
+            tuner
+                .store()
+                .local_dir()
+                .map_or("(no cache directory)".into(), |p| p.display().to_string())
+        );
+    }
+
+    digests.reset()?;
+    let slot = digests.take()?;
+    gpu.clear(&data, &case)?;
+    let ms = gpu.time(|| gpu.launch(&data, &case, &tuned.plan))?;
+    gpu.digest(&data, &case, slot)?;
+    gpu.sync()?;
+    let got = digests.read()?[slot.index];
+    if got != expected {
+        return Err(HistError::Mismatch(format!(
+            "the chosen plan built {got}, the untuned plan {expected}"
+        )));
+    }
+    println!("ran {}: {ms:.3} ms, {got} = untuned", tuned.label);
+    if expect_stored && tuning.launches > 0 {
+        return Err(HistError::Autotune(format!(
+            "--expect-stored: {} launches were timed; no stored decision was used",
+            tuning.launches
+        )));
+    }
+    Ok(())
+}
+
+fn run_bench(
+    config: &Config,
+    sizes: &[u64],
+    variants: &[Variant],
+    json: Option<&Path>,
+) -> Result<()> {
+    let (tuner, gpu) = open()?;
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    check_free(config, &gpu, largest)?;
+    let profile = tuner.profile();
+    println!(
+        "profile: {} ({}), digest {}",
+        profile.device.name, profile.device.uuid, profile.digest
+    );
+    // One table of the largest size; smaller tables are its prefixes.
+    let t0 = Instant::now();
+    let data = gpu.data(config.memory, config.input, largest, config.rows)?;
+    let mut digests = gpu.digests(SLOTS)?;
+    eprintln!(
+        "bench: a {} table in {} memory, {} rows in {} memory, allocated in {:.0} ms",
+        format_bytes(largest),
+        config.memory,
+        config.rows,
+        config.input,
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    let uuid = gpu.identity().uuid.clone();
+    let bench = Bench {
+        gpu: &gpu,
+        profile,
+        uuid: &uuid,
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut errors = Vec::new();
+    for &size in sizes {
+        for &variant in variants {
+            let case = Case {
+                table_bytes: size,
+                rows: config.rows,
+                variant,
+            };
+            let label = format!(
+                "{} table {}, {} rows in {}, {}",
+                config.memory,
+                format_bytes(size),
+                case.rows,
+                config.input,
+                variant.name()
+            );
+            let t = Instant::now();
+            match bench.row(&data, &case, &mut digests) {
+                Ok(row) => {
+                    eprintln!("bench: {label}: {:.1} s", t.elapsed().as_secs_f64());
+                    rows.push(row);
+                }
+                Err(e) => {
+                    eprintln!("bench: {label}: {e}");
+                    errors.push(format!("{label}: {e}"));
+                }
+            }
+        }
+    }
+    print!("{}", report::table(&rows));
+    for e in &errors {
+        println!("error: {e}");
+    }
+    if let Some(path) = json {
+        let id = gpu.identity();
+        let used = format!(
+            "{} {} {}",
+            profile.device.name, profile.device.uuid, profile.digest
+        );
+        let doc = report::document(&id.name, &id.uuid, &used, &rows, &errors);
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| HistError::Io(e.to_string()))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| HistError::Io(format!("writing {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    match errors.len() {
+        0 => Ok(()),
+        n => Err(HistError::Bench(format!(
+            "{n} bench rows failed (see above)"
+        ))),
+    }
+}

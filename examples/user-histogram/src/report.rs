@@ -1,0 +1,316 @@
+//! The bench's rows: a text table and the JSON document of `--json`.
+
+use memtune::core::size::format_bytes;
+use memtune::MemoryKind;
+
+use crate::Digest;
+use serde_json::{json, Value};
+
+/// A median of timed runs and their spread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Timed {
+    /// `None` without runs.
+    pub fn of(runs: &[f64]) -> Option<Timed> {
+        let mut v: Vec<f64> = runs.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        // The middle run; the mean of the two middle ones for an even count.
+        let n = v.len();
+        let median_ms = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Timed {
+            median_ms,
+            min_ms: v[0],
+            max_ms: v[n - 1],
+        })
+    }
+
+    /// `3.449 (3.401..3.512)`.
+    pub fn show(&self) -> String {
+        format!(
+            "{:.3} ({:.3}..{:.3})",
+            self.median_ms, self.min_ms, self.max_ms
+        )
+    }
+}
+
+/// One variant and size of the bench.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub variant: String,
+    /// Where the table lives.
+    pub memory: MemoryKind,
+    pub input_memory: MemoryKind,
+    /// Bytes of the table.
+    pub bytes: u64,
+    pub rows: u64,
+    pub untuned: Timed,
+    pub plan_config: String,
+    pub plan: Timed,
+    pub autotuned_config: String,
+    pub autotuned: Timed,
+    pub best_config: String,
+    pub best: Timed,
+    pub candidates_timed: usize,
+    pub candidates: usize,
+    pub tuning_ms: f64,
+    pub launches: u32,
+    pub cost_in_untuned: Option<f64>,
+    pub why: String,
+    pub second_run_timed: bool,
+    /// The table every plan built, digested.
+    pub digest: Digest,
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+impl Row {
+    pub fn untuned_over_autotuned(&self) -> f64 {
+        ratio(self.untuned.median_ms, self.autotuned.median_ms)
+    }
+    pub fn autotuned_over_best(&self) -> f64 {
+        ratio(self.autotuned.median_ms, self.best.median_ms)
+    }
+    pub fn plan_over_best(&self) -> f64 {
+        ratio(self.plan.median_ms, self.best.median_ms)
+    }
+    pub fn untuned_over_plan(&self) -> f64 {
+        ratio(self.untuned.median_ms, self.plan.median_ms)
+    }
+
+    /// The row as `--json` writes it: exactly these fields.
+    pub fn json(&self) -> Value {
+        json!({
+            "workload": "grouping",
+            "variant": self.variant,
+            "memory": self.memory.to_string(),
+            "input_memory": self.input_memory.to_string(),
+            "bytes": self.bytes,
+            "rows": self.rows,
+            "untuned_ms": self.untuned.median_ms,
+            "plan_ms": self.plan.median_ms,
+            "autotuned_ms": self.autotuned.median_ms,
+            "best_ms": self.best.median_ms,
+            "best_config": self.best_config,
+            "candidates_timed": self.candidates_timed,
+            "tuning_ms": self.tuning_ms,
+            "cost_in_untuned": self.cost_in_untuned,
+            "second_run_timed": self.second_run_timed,
+        })
+    }
+}
+
+/// The `--json` document.
+pub fn document(device: &str, uuid: &str, profile: &str, rows: &[Row], errors: &[String]) -> Value {
+    json!({
+        "device": device,
+        "uuid": uuid,
+        "profile": profile,
+        "rows": rows.iter().map(Row::json).collect::<Vec<_>>(),
+        "errors": errors,
+    })
+}
+
+const HEADER: [&str; 16] = [
+    "variant",
+    "table",
+    "input",
+    "rows",
+    "untuned_ms",
+    "plan_ms",
+    "autotuned_ms",
+    "best_ms",
+    "best_config",
+    "untuned/autotuned",
+    "autotuned/best",
+    "plan/best",
+    "untuned/plan",
+    "candidates_timed",
+    "tuning_ms",
+    "cost_in_untuned",
+];
+
+/// The table, one line per row and a line of detail under it.
+pub fn table(rows: &[Row]) -> String {
+    let cells: Vec<[String; 16]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.variant.clone(),
+                format!("{} {}", r.memory, format_bytes(r.bytes)),
+                r.input_memory.to_string(),
+                r.rows.to_string(),
+                format!("{:.3}", r.untuned.median_ms),
+                format!("{:.3}", r.plan.median_ms),
+                format!("{:.3}", r.autotuned.median_ms),
+                format!("{:.3}", r.best.median_ms),
+                r.best_config.clone(),
+                format!("{:.3}", r.untuned_over_autotuned()),
+                format!("{:.3}", r.autotuned_over_best()),
+                format!("{:.3}", r.plan_over_best()),
+                format!("{:.3}", r.untuned_over_plan()),
+                format!("{} of {}", r.candidates_timed, r.candidates),
+                format!("{:.1}", r.tuning_ms),
+                r.cost_in_untuned
+                    .map_or_else(|| "-".to_string(), |c| format!("{c:.1}")),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(str::len);
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cols: &[String]| {
+        let padded: Vec<String> = cols
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (c, w))| match i {
+                0 | 1 | 2 | 8 => format!("{c:<w$}"),
+                _ => format!("{c:>w$}"),
+            })
+            .collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = line(&HEADER.map(String::from));
+    out.push('\n');
+    for (r, c) in rows.iter().zip(&cells) {
+        out.push_str(&line(c));
+        out.push('\n');
+        out.push_str(&format!(
+            "    untuned {} | plan {}: {} | autotuned {}: {} | best {}\n",
+            r.untuned.show(),
+            r.plan_config,
+            r.plan.show(),
+            r.autotuned_config,
+            r.autotuned.show(),
+            r.best.show(),
+        ));
+        out.push_str(&format!(
+            "    table: {}; tuning: {} launches, {}; second run with the stored decision timed {}\n",
+            r.digest,
+            r.launches,
+            r.why,
+            if r.second_run_timed {
+                "SOMETHING"
+            } else {
+                "nothing"
+            }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(ms: f64) -> Timed {
+        Timed {
+            median_ms: ms,
+            min_ms: ms * 0.99,
+            max_ms: ms * 1.01,
+        }
+    }
+
+    fn row() -> Row {
+        Row {
+            variant: "work 0".into(),
+            memory: MemoryKind::Device,
+            input_memory: MemoryKind::Pinned,
+            bytes: 1 << 30,
+            rows: 32 << 20,
+            untuned: timed(3.0),
+            plan_config: "1 pass".into(),
+            plan: timed(3.0),
+            autotuned_config: "copy 4 passes of 256 MiB".into(),
+            autotuned: timed(2.0),
+            best_config: "copy 4 passes of 256 MiB".into(),
+            best: timed(2.0),
+            candidates_timed: 4,
+            candidates: 5,
+            tuning_ms: 60.0,
+            launches: 20,
+            cost_in_untuned: Some(20.0),
+            why: "fastest median".into(),
+            second_run_timed: false,
+            digest: Digest::default(),
+        }
+    }
+
+    #[test]
+    fn medians_and_spreads() {
+        let t = Timed::of(&[3.0, 1.0, 2.0, 5.0, 4.0]).expect("runs");
+        assert_eq!((t.median_ms, t.min_ms, t.max_ms), (3.0, 1.0, 5.0));
+        assert_eq!(Timed::of(&[1.0, 2.0]).map(|t| t.median_ms), Some(1.5));
+        assert_eq!(Timed::of(&[]), None);
+    }
+
+    #[test]
+    fn json_rows_have_exactly_the_fields() {
+        let v = row().json();
+        let mut keys: Vec<&str> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut want = vec![
+            "workload",
+            "variant",
+            "memory",
+            "input_memory",
+            "bytes",
+            "rows",
+            "untuned_ms",
+            "plan_ms",
+            "autotuned_ms",
+            "best_ms",
+            "best_config",
+            "candidates_timed",
+            "tuning_ms",
+            "cost_in_untuned",
+            "second_run_timed",
+        ];
+        want.sort_unstable();
+        assert_eq!(keys, want);
+        assert_eq!(v["workload"], "grouping");
+        assert_eq!(v["input_memory"], "pinned");
+        assert_eq!(v["memory"], "device");
+        assert_eq!(v["second_run_timed"], false);
+        let doc = document("NVIDIA H100", "GPU-x", "cache", &[row()], &[]);
+        assert_eq!(doc["uuid"], "GPU-x");
+        assert_eq!(doc["rows"][0]["bytes"], 1 << 30);
+    }
+
+    #[test]
+    fn the_table_has_ratios() {
+        let t = table(&[row()]);
+        assert!(t.starts_with("variant"), "{t}");
+        assert!(t.contains("untuned/autotuned"), "{t}");
+        assert!(t.contains("1.500"), "{t}");
+        assert!(t.contains("4 of 5"), "{t}");
+        assert!(t.contains("untuned/plan"), "{t}");
+        assert!(t.contains("timed nothing"), "{t}");
+    }
+}

@@ -1,0 +1,362 @@
+//! Tuning with result checks, and `--bench`: per case, the untuned plan, the untimed model
+//! plan, the autotuned plan (a fresh decision store, so it tunes) and the best of a block
+//! sweep, timed alike; every launch's output is checked bit for bit against the untuned
+//! output before its time counts.
+
+use memtune::autotune::{Autotuner, Mode};
+use memtune::core::plan::{StencilPlan, StencilWorkload, Variant};
+use memtune::core::tune::{DecisionStore, Tunable};
+use memtune::core::Profile;
+use memtune::{PlanSource, TunedPlan};
+
+use crate::gpu::{Gpu, Volume};
+use crate::report::{Row, Timed};
+use crate::StencilError;
+
+type Result<T> = std::result::Result<T, StencilError>;
+
+/// Timed runs per plan, after one warm-up.
+pub const RUNS: usize = 5;
+/// The sweep's block widths along x for plain and staged blocks, heights along y and
+/// depths along z; blocks of [`SWEEP_MIN_THREADS`] to 1024 threads.
+pub const SWEEP_X: [u32; 3] = [32, 64, 128];
+pub const SWEEP_Y: [u32; 5] = [1, 2, 4, 8, 16];
+pub const SWEEP_Z: [u32; 4] = [1, 2, 4, 8];
+/// The sweep's one-plane streaming blocks: widths and heights.
+pub const SWEEP_STREAM_X: [u32; 4] = [32, 64, 128, 256];
+pub const SWEEP_STREAM_Y: [u32; 6] = [1, 2, 4, 8, 16, 32];
+pub const SWEEP_MIN_THREADS: u32 = 64;
+
+/// A plan's label, as the autotuner writes it (`plain 32x4x2`).
+pub fn label(plan: &StencilPlan) -> String {
+    <StencilWorkload as Tunable>::label(plan)
+}
+
+/// A plan of `variant` with `block`.
+pub fn plan(variant: Variant, block: [u32; 3], why: &str) -> StencilPlan {
+    StencilPlan {
+        variant,
+        block,
+        staging: variant != Variant::Plain,
+        reasons: vec![why.to_string()],
+    }
+}
+
+/// The sweep over `dims`: every plain and staged block of [`SWEEP_X`] x [`SWEEP_Y`] x
+/// [`SWEEP_Z`] and every streaming block of [`SWEEP_STREAM_X`] x [`SWEEP_STREAM_Y`] x 1
+/// with 64 to 1024 threads, clamped to the volume as the autotuner's candidates are,
+/// duplicates dropped.
+pub fn sweep(dims: [u32; 3]) -> Vec<StencilPlan> {
+    let mut blocks: Vec<(Variant, [u32; 3])> = Vec::new();
+    for variant in [Variant::Plain, Variant::Staged] {
+        for x in SWEEP_X {
+            for y in SWEEP_Y {
+                for z in SWEEP_Z {
+                    blocks.push((variant, [x, y, z]));
+                }
+            }
+        }
+    }
+    for x in SWEEP_STREAM_X {
+        for y in SWEEP_STREAM_Y {
+            blocks.push((Variant::Streaming, [x, y, 1]));
+        }
+    }
+    let mut out: Vec<StencilPlan> = Vec::new();
+    for (variant, block) in blocks {
+        let threads: u32 = block.iter().product();
+        if !(SWEEP_MIN_THREADS..=1024).contains(&threads) {
+            continue;
+        }
+        let clamped = clamp(block, dims);
+        if !out
+            .iter()
+            .any(|p| p.variant == variant && p.block == clamped)
+        {
+            out.push(plan(variant, clamped, "the sweep"));
+        }
+    }
+    out
+}
+
+/// `block` clamped to the volume on each axis (at least 1).
+pub fn clamp(mut block: [u32; 3], dims: [u32; 3]) -> [u32; 3] {
+    for (b, &d) in block.iter_mut().zip(&dims) {
+        *b = (*b).min(d).max(1);
+    }
+    block
+}
+
+/// Whether two plans launch the same kernel with the same block.
+pub fn same(a: &StencilPlan, b: &StencilPlan) -> bool {
+    a.variant == b.variant && a.block == b.block
+}
+
+/// What a tuning call did.
+pub struct Tuning {
+    pub tuned: TunedPlan<StencilPlan>,
+    /// Launches the autotuner made; 0 when a stored decision (or the model) was used.
+    pub launches: usize,
+}
+
+/// One sweep of `plan`, synchronised, its output then checked against the untuned output
+/// (and poisoned).
+pub fn run_checked(gpu: &Gpu, volume: &Volume, plan: &StencilPlan) -> Result<()> {
+    gpu.launch(volume, plan)?;
+    gpu.sync()?;
+    gpu.check(volume)
+        .map_err(|e| StencilError::Mismatch(format!("{}: {e}", label(plan))))
+}
+
+/// The untuned sweep, kept as the output every other plan is checked against.
+pub fn run_untuned(gpu: &Gpu, volume: &Volume) -> Result<StencilPlan> {
+    let untuned = volume.case.workload().untuned();
+    gpu.launch(volume, &untuned)?;
+    gpu.keep_expected(volume)?;
+    Ok(untuned)
+}
+
+/// `tuner.tune_checked` on the stencil: after each launch, outside the timed span, its
+/// output is compared bit for bit with the untuned output, so a wrong plan is dropped
+/// before its time counts. Any wrong output then fails the call: every variant must give
+/// the untuned bits.
+pub fn tune_checked(tuner: &Autotuner, gpu: &Gpu, volume: &Volume) -> Result<Tuning> {
+    let mut launches = 0usize;
+    let mut wrong: Vec<String> = Vec::new();
+    let case = volume.case;
+    let tuned = tuner
+        .tune_checked(
+            gpu.stream(),
+            case.kernel_key(),
+            &case.workload(),
+            |plan| {
+                launches += 1;
+                gpu.launch(volume, plan)
+            },
+            |plan| {
+                gpu.check(volume).map_err(|e| {
+                    let m = format!("{}: {e}", label(plan));
+                    wrong.push(m.clone());
+                    m
+                })
+            },
+        )
+        .map_err(|e| StencilError::Autotune(e.to_string()))?;
+    if let Some(first) = wrong.first() {
+        return Err(StencilError::Mismatch(format!(
+            "{} tuning launches gave another output than untuned, first {first}",
+            wrong.len()
+        )));
+    }
+    Ok(Tuning { tuned, launches })
+}
+
+/// Times `plans` round robin (one warm-up round, then [`RUNS`] rounds), each launch's
+/// output checked after its timed span. `Err` names the first plan whose output differs.
+pub fn time_plans(gpu: &Gpu, volume: &Volume, plans: &[StencilPlan]) -> Result<Vec<Timed>> {
+    let mut runs = vec![Vec::new(); plans.len()];
+    for round in 0..=RUNS {
+        for (i, plan) in plans.iter().enumerate() {
+            let ms = gpu.time(|| gpu.launch(volume, plan))?;
+            gpu.check(volume)
+                .map_err(|e| StencilError::Mismatch(format!("{}: {e}", label(plan))))?;
+            if round > 0 {
+                runs[i].push(ms);
+            }
+        }
+    }
+    runs.iter()
+        .zip(plans)
+        .map(|(r, p)| {
+            Timed::of(r)
+                .ok_or_else(|| StencilError::Autotune(format!("{}: no timed run", label(p))))
+        })
+        .collect()
+}
+
+/// The device copy of the volume (input to output), timed as the plans are.
+pub fn time_copy(gpu: &Gpu, volume: &Volume) -> Result<Timed> {
+    let mut runs = Vec::new();
+    for round in 0..=RUNS {
+        let ms = gpu.time(|| gpu.copy(volume))?;
+        if round > 0 {
+            runs.push(ms);
+        }
+    }
+    gpu.poison(volume)?;
+    gpu.sync()?;
+    Timed::of(&runs).ok_or_else(|| StencilError::Autotune("the copy: no timed run".into()))
+}
+
+/// What every row of one bench shares.
+pub struct Bench<'a> {
+    pub gpu: &'a Gpu,
+    pub profile: &'a Profile,
+    pub uuid: &'a str,
+}
+
+impl Bench<'_> {
+    /// One row: the volume's untuned, model, autotuned and best plans, and the copy.
+    pub fn row(&self, volume: &Volume) -> Result<Row> {
+        let gpu = self.gpu;
+        let case = volume.case;
+        let work = case.workload();
+        let untuned = run_untuned(gpu, volume)?;
+        gpu.check(volume)?;
+        let model = work
+            .untimed(self.profile)
+            .map_err(|e| StencilError::Autotune(format!("the planner: {e}")))?;
+
+        // A fresh store: this run tunes; the second lookup must find its decision.
+        let dir = tempfile::tempdir()
+            .map_err(|e| StencilError::Io(format!("a temporary decision store: {e}")))?;
+        let store = DecisionStore::new(Some(dir.path().join("decisions")), None);
+        let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
+        let first = tune_checked(&tuner(Mode::Always), gpu, volume)?;
+        let decision = first
+            .tuned
+            .decision
+            .clone()
+            .ok_or_else(|| StencilError::Autotune("tuning made no decision".into()))?;
+        for w in &first.tuned.warnings {
+            eprintln!("warning: {w}");
+        }
+        let second = tune_checked(&tuner(Mode::Auto), gpu, volume)?;
+        let second_run_timed = second.launches > 0
+            || !matches!(second.tuned.source, PlanSource::Stored(_))
+            || !same(&second.tuned.plan, &first.tuned.plan);
+
+        // Every plan timed alike, each distinct launch once: the sweep, and the
+        // autotuner's candidates where the sweep lacks them.
+        let candidates: Vec<StencilPlan> = work
+            .candidates(self.profile)
+            .map_err(|e| StencilError::Autotune(format!("the candidates: {e}")))?
+            .into_iter()
+            .map(|c| c.plan)
+            .collect();
+        let mut plans: Vec<StencilPlan> = Vec::new();
+        for p in [&untuned, &model, &first.tuned.plan]
+            .into_iter()
+            .chain(&candidates)
+            .chain(&sweep(case.dims))
+        {
+            if !plans.iter().any(|q| same(q, p)) && gpu.geometry(&case, p).is_ok() {
+                plans.push(p.clone());
+            }
+        }
+        let times = time_plans(gpu, volume, &plans)?;
+        let copy = time_copy(gpu, volume)?;
+        let time_of = |p: &StencilPlan| {
+            plans
+                .iter()
+                .position(|q| same(q, p))
+                .map(|i| times[i])
+                .ok_or_else(|| StencilError::Autotune(format!("{} was not timed", label(p))))
+        };
+        let (best_config, best) = plans
+            .iter()
+            .zip(&times)
+            .min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
+            .map(|(p, t)| (label(p), *t))
+            .ok_or_else(|| StencilError::Autotune("no plan was timed".into()))?;
+        Ok(Row {
+            variant: case.name(),
+            dims: case.dims,
+            bytes: case.bytes(),
+            untuned: time_of(&untuned)?,
+            plan_config: label(&model),
+            plan: time_of(&model)?,
+            autotuned_config: first.tuned.label.clone(),
+            autotuned: time_of(&first.tuned.plan)?,
+            best_config,
+            best,
+            copy,
+            plans_timed: plans.len(),
+            candidates_timed: decision
+                .candidates
+                .iter()
+                .filter(|c| !c.stats.runs_ms.is_empty())
+                .count(),
+            candidates: decision.candidates.len(),
+            tuning_ms: decision.tuning_ms,
+            launches: decision.launches,
+            cost_in_untuned: decision.cost_in_untuned,
+            why: decision.why,
+            second_run_timed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::geometry;
+    use memtune::core::plan::Dtype;
+
+    #[test]
+    fn the_sweep_launches_on_the_bench_volumes() {
+        for dims in [[200, 200, 200], [384, 256, 192], [512, 512, 512]] {
+            let plans = sweep(dims);
+            assert!(plans.len() > 80, "{dims:?}: {}", plans.len());
+            for p in &plans {
+                for dtype in [Dtype::F32, Dtype::F64] {
+                    geometry(p, dims, dtype, 132, 227 << 10)
+                        .unwrap_or_else(|e| panic!("{dims:?} {}: {e}", label(p)));
+                }
+            }
+            for v in [Variant::Plain, Variant::Staged, Variant::Streaming] {
+                assert!(plans.iter().any(|p| p.variant == v), "{v:?}");
+            }
+            // The untuned block is in the sweep.
+            assert!(plans
+                .iter()
+                .any(|p| p.variant == Variant::Plain && p.block == [32, 4, 2]));
+        }
+    }
+
+    #[test]
+    fn small_volumes_clamp_and_dedupe() {
+        let plans = sweep([5, 3, 2]);
+        for p in &plans {
+            assert!(
+                p.block[0] <= 5 && p.block[1] <= 3 && p.block[2] <= 2,
+                "{}",
+                label(p)
+            );
+        }
+        let mut labels: Vec<String> = plans.iter().map(label).collect();
+        let n = labels.len();
+        labels.sort();
+        labels.dedup();
+        assert_eq!(labels.len(), n);
+        assert_eq!(
+            label(&plan(Variant::Staged, [32, 4, 2], "x")),
+            "staged 32x4x2"
+        );
+    }
+
+    /// The autotuner's candidates for the bench volumes launch: a candidate that cannot
+    /// would be dropped, not timed.
+    #[test]
+    fn the_autotuners_candidates_launch() {
+        let profile = memtune::core::default::builtin();
+        for dims in [[200, 200, 200], [384, 256, 192], [7, 5, 3]] {
+            for dtype in [Dtype::F32, Dtype::F64] {
+                let work = StencilWorkload {
+                    dims,
+                    dtype,
+                    repeats: 1,
+                };
+                let candidates = work.candidates(&profile).expect("candidates");
+                // Volumes narrower than a warp keep only the untuned plan: the
+                // neighbours are whole warps along x.
+                let least = if dims[0] >= 32 { 4 } else { 1 };
+                assert!(candidates.len() >= least, "{dims:?}: {}", candidates.len());
+                for c in candidates {
+                    geometry(&c.plan, dims, dtype, 132, 48 << 10)
+                        .unwrap_or_else(|e| panic!("{dims:?} {}: {e}", c.label));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! user-stencil: a user's own 27-point stencil, autotuned by memtune.
+//!
+//! `user-stencil [--dims 384x256x192] [--dtype f32|f64] [--repeats 1]`: tunes the kernel
+//! for that volume (a stored decision where there is one: then nothing is timed), runs the
+//! chosen plan and checks its output.
+//! `user-stencil --bench [--grids ...] [--json FILE]`: untuned, model, autotuned and
+//! sweep-best plans, timed. Exit codes: 0 success, 1 a failure (CUDA, NVRTC, a wrong
+//! output), 2 bad arguments or a volume too large, 3 no GPU.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use memtune::autotune::Autotuner;
+use memtune::core::plan::Dtype;
+use memtune::core::size::format_bytes;
+use memtune::StencilConsts;
+use user_stencil::args::{self, Config, Mode};
+use user_stencil::bench::{self, Bench};
+use user_stencil::gpu::{Gpu, Volume};
+use user_stencil::reference::{self, Real};
+use user_stencil::report::{self, Row};
+use user_stencil::{Case, StencilError};
+
+/// The macro at compile time, for a fixed workload, before any GPU is seen: planned from a
+/// recorded H100 profile (a user would commit their own to `.memtune/` with
+/// `cargo tune --project` and drop the `profile` argument).
+const SHOWN: StencilConsts = memtune::stencil_plan!(
+    dims = 512x512x512,
+    dtype = f32,
+    repeats = 1,
+    profile = "../../tests/fixtures/h100.json"
+);
+
+/// Up to this many cells (x repeats) the default mode also checks the CPU reference (the
+/// default volume, 18.9 M cells, is checked).
+const CPU_CHECK_CELLS: u64 = 1 << 25;
+
+type Result<T> = std::result::Result<T, StencilError>;
+
+fn main() -> ExitCode {
+    let config = match args::parse(std::env::args_os().skip(1)) {
+        Err(e) => e.exit(),
+        Ok(Err(e)) => return fail(&e),
+        Ok(Ok(c)) => c,
+    };
+    let result = match &config.mode {
+        Mode::Tune {
+            case,
+            expect_stored,
+        } => run_tune(&config, *case, *expect_stored),
+        Mode::Bench { cases, json } => run_bench(&config, cases, json.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &StencilError) -> ExitCode {
+    eprintln!("user-stencil: {e}");
+    ExitCode::from(e.exit_code())
+}
+
+/// The GPU (exit 3 without one), its autotuner (profile and decision store from the
+/// environment) and the kernels compiled for it.
+fn open() -> Result<(Autotuner, Gpu)> {
+    let identity = memtune::device::identity(0)?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (tuner, stream) =
+        Autotuner::open(0, Some(root)).map_err(|e| StencilError::Autotune(e.to_string()))?;
+    let gpu = Gpu::new(identity, stream)?;
+    let id = gpu.identity();
+    println!(
+        "GPU 0: {} ({}), {} SMs; kernels compiled for {} by NVRTC",
+        id.name,
+        id.uuid,
+        id.sm_count,
+        user_stencil::kernel::arch(id.compute_capability.major, id.compute_capability.minor),
+    );
+    Ok((tuner, gpu))
+}
+
+fn show_compile_time_plan() {
+    let p = &SHOWN.profile;
+    let [x, y, z] = SHOWN.block;
+    println!(
+        "compile-time plan (memtune::stencil_plan!, {:?} {} x{}): {} {x}x{y}x{z}",
+        SHOWN.workload.dims,
+        SHOWN.workload.dtype.as_str(),
+        SHOWN.workload.repeats,
+        SHOWN.variant.as_str(),
+    );
+    println!(
+        "  planned for {} from {}{}",
+        p.name,
+        p.source,
+        if p.simulated { " (simulated)" } else { "" }
+    );
+    if let Some(why) = SHOWN.reasons.last() {
+        println!("  - {why}");
+    }
+}
+
+/// Compares the untuned output with the CPU model, bit for bit.
+fn check_cpu<T>(gpu: &Gpu, volume: &Volume) -> Result<()>
+where
+    T: Real + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+{
+    let case = volume.case;
+    let got: Vec<T> = gpu.read_output(volume)?;
+    let want = reference::sweep(&reference::input::<T>(case.dims), case.dims, case.repeats);
+    match reference::first_difference(&got, &want) {
+        None => Ok(()),
+        Some((i, g, w, n)) => Err(StencilError::Mismatch(format!(
+            "the untuned GPU output differs from the CPU reference in {n} cells, first at element {i}: {g:#x} vs {w:#x}"
+        ))),
+    }
+}
+
+fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
+    show_compile_time_plan();
+    let (tuner, gpu) = open()?;
+    if config.check_free {
+        args::check_fits(&case, args::device_limit(gpu.free_device_bytes()?))?;
+    }
+    let t0 = Instant::now();
+    let volume = gpu.volume(case)?;
+    println!(
+        "volume: {} ({} a buffer), filled in {:.0} ms; kernel key `{}`",
+        case.name(),
+        format_bytes(case.bytes()),
+        t0.elapsed().as_secs_f64() * 1e3,
+        case.kernel_key()
+    );
+
+    let untuned = bench::run_untuned(&gpu, &volume)?;
+    if case.cells() * u64::from(case.repeats) <= CPU_CHECK_CELLS {
+        match case.dtype {
+            Dtype::F32 => check_cpu::<f32>(&gpu, &volume)?,
+            Dtype::F64 => check_cpu::<f64>(&gpu, &volume)?,
+        }
+        println!(
+            "untuned ({}) output = the CPU reference, bit for bit",
+            bench::label(&untuned)
+        );
+    } else {
+        println!(
+            "untuned ({}) output kept ({} cells: CPU reference skipped)",
+            bench::label(&untuned),
+            case.cells()
+        );
+    }
+    gpu.check(&volume)?;
+
+    let tuning = bench::tune_checked(&tuner, &gpu, &volume)?;
+    let tuned = &tuning.tuned;
+    for w in &tuned.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("chosen plan: {} ({})", tuned.label, tuned.source);
+    if let Some(d) = &tuned.decision {
+        println!("  why: {}", d.why);
+        for c in &d.candidates {
+            let median = c
+                .median_ms
+                .map_or("-".to_string(), |m| format!("{m:.3} ms"));
+            let note = c
+                .stats
+                .dropped
+                .as_deref()
+                .or(c.stats.error.as_deref())
+                .unwrap_or("");
+            println!(
+                "  candidate {:<24} {:<10} {median:>12}  {note}",
+                c.label,
+                format!("{:?}", c.origin)
+            );
+        }
+    }
+    if tuning.launches == 0 {
+        println!("nothing was timed: {}", tuned.source);
+    } else if let Some(d) = &tuned.decision {
+        let cost = d
+            .cost_in_untuned
+            .map_or(String::new(), |c| format!(", {c:.1} untuned launches"));
+        println!(
+            "timed now: {} launches, {:.1} ms{cost}; stored in {}",
+            tuning.launches,
+            d.tuning_ms,
+            tuner
+                .store()
+                .local_dir()
+                .map_or("(no cache directory)".into(), |p| p.display().to_string())
+        );
+    }
+
+    let ms = gpu.time(|| gpu.launch(&volume, &tuned.plan))?;
+    gpu.check(&volume)?;
+    println!(
+        "ran {}: {ms:.3} ms ({:.0} GB/s read + write), output = untuned, bit for bit",
+        tuned.label,
+        report::gb_per_s(case.bytes(), ms)
+    );
+    if expect_stored && tuning.launches > 0 {
+        return Err(StencilError::Autotune(format!(
+            "--expect-stored: {} launches were timed; no stored decision was used",
+            tuning.launches
+        )));
+    }
+    Ok(())
+}
+
+fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()> {
+    let (tuner, gpu) = open()?;
+    let profile = tuner.profile();
+    println!(
+        "profile: {} ({}), digest {}",
+        profile.device.name, profile.device.uuid, profile.digest
+    );
+    let uuid = gpu.identity().uuid.clone();
+    let bench = Bench {
+        gpu: &gpu,
+        profile,
+        uuid: &uuid,
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut errors = Vec::new();
+    let mut skipped = 0;
+    for &case in cases {
+        let name = case.name();
+        if config.check_free {
+            // Volumes are freed after each row: each case is sized against the memory
+            // free when it starts.
+            if let Err(e) = args::check_fits(&case, args::device_limit(gpu.free_device_bytes()?)) {
+                eprintln!("bench: {name}: skipped, {e}");
+                skipped += 1;
+                continue;
+            }
+        }
+        let t = Instant::now();
+        let row = gpu.volume(case).and_then(|volume| bench.row(&volume));
+        match row {
+            Ok(row) => {
+                eprintln!("bench: {name}: {:.1} s", t.elapsed().as_secs_f64());
+                rows.push(row);
+            }
+            Err(e) => {
+                eprintln!("bench: {name}: {e}");
+                errors.push(format!("{name}: {e}"));
+            }
+        }
+    }
+    print!("{}", report::table(&rows));
+    for e in &errors {
+        println!("error: {e}");
+    }
+    if let Some(path) = json {
+        let id = gpu.identity();
+        let used = format!(
+            "{} {} {}",
+            profile.device.name, profile.device.uuid, profile.digest
+        );
+        let doc = report::document(&id.name, &id.uuid, &used, &rows, &errors);
+        let text =
+            serde_json::to_string_pretty(&doc).map_err(|e| StencilError::Io(e.to_string()))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| StencilError::Io(format!("writing {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    if !errors.is_empty() {
+        return Err(StencilError::Bench(format!(
+            "{} bench rows failed (see above)",
+            errors.len()
+        )));
+    }
+    if rows.is_empty() && skipped > 0 {
+        return Err(StencilError::TooLarge(format!(
+            "--check-free: all {skipped} grids were too large for the free memory"
+        )));
+    }
+    Ok(())
+}

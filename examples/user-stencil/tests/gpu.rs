@@ -1,0 +1,153 @@
+//! GPU tests of the stencil: they run only with `MEMTUNE_GPU_TESTS=1`.
+
+use std::io::Write as _;
+
+use cudarc::driver::{CudaContext, DeviceRepr, ValidAsZeroBits};
+use memtune::autotune::{Autotuner, Mode};
+use memtune::core::plan::{Dtype, Variant};
+use memtune::core::tune::{DecisionStore, Tunable};
+use memtune::PlanSource;
+use user_stencil::bench::{label, plan, run_checked, run_untuned, sweep, tune_checked};
+use user_stencil::gpu::{Gpu, Volume};
+use user_stencil::reference::{self, Real};
+use user_stencil::Case;
+
+fn gpu_tests(test: &str) -> bool {
+    if std::env::var("MEMTUNE_GPU_TESTS").is_ok_and(|v| v == "1") {
+        return true;
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: GPU test; set MEMTUNE_GPU_TESTS=1 on a machine with a GPU to run it"
+    );
+    false
+}
+
+fn open() -> Gpu {
+    let identity = memtune::device::identity(0).expect("a GPU");
+    let ctx = CudaContext::new(0).expect("a context");
+    Gpu::new(identity, ctx.default_stream()).expect("the kernels compile and load")
+}
+
+/// Runs `p` and compares its output with the CPU reference, bit for bit (the output is
+/// then poisoned by the check against the untuned output).
+fn equals_cpu<T>(gpu: &Gpu, volume: &Volume, want: &[T], p: &memtune::core::plan::StencilPlan)
+where
+    T: Real + DeviceRepr + ValidAsZeroBits,
+{
+    gpu.launch(volume, p).expect("launches");
+    gpu.sync().expect("runs");
+    let got: Vec<T> = gpu.read_output(volume).expect("reads back");
+    if let Some((i, g, w, n)) = reference::first_difference(&got, want) {
+        panic!(
+            "{} {}: {n} cells differ from the CPU, first element {i}: {g:#x} vs {w:#x}",
+            volume.case.name(),
+            label(p)
+        );
+    }
+    gpu.check(volume)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", volume.case.name(), label(p)));
+}
+
+fn every_variant_on<T>(gpu: &Gpu, case: Case)
+where
+    T: Real + DeviceRepr + ValidAsZeroBits,
+{
+    let volume = gpu.volume(case).expect("a volume");
+    let want = reference::sweep(&reference::input::<T>(case.dims), case.dims, case.repeats);
+    let untuned = run_untuned(gpu, &volume).expect("the untuned plan runs");
+    let got: Vec<T> = gpu.read_output(&volume).expect("reads back");
+    assert_eq!(
+        reference::first_difference(&got, &want),
+        None,
+        "{}: untuned {}",
+        case.name(),
+        label(&untuned)
+    );
+    gpu.check(&volume)
+        .expect("the untuned output checks against itself");
+    // Blocks that do not divide the volume, thin ones and deep ones, in every variant;
+    // then every plan of the bench's sweep, checked on the GPU against untuned.
+    let blocks = [
+        [32, 4, 2],
+        [8, 3, 5],
+        [64, 2, 1],
+        [16, 16, 4],
+        [1, 1, 1],
+        [128, 1, 8],
+    ];
+    for variant in [Variant::Plain, Variant::Staged, Variant::Streaming] {
+        for block in blocks {
+            let block = if variant == Variant::Streaming {
+                [block[0], block[1], 1]
+            } else {
+                block
+            };
+            equals_cpu(gpu, &volume, &want, &plan(variant, block, "test"));
+        }
+    }
+    for p in sweep(case.dims) {
+        run_checked(gpu, &volume, &p).unwrap_or_else(|e| panic!("{}: {e}", case.name()));
+    }
+    let work = case.workload();
+    let profile = memtune::core::default::builtin();
+    for c in work.candidates(&profile).expect("candidates") {
+        equals_cpu(gpu, &volume, &want, &c.plan);
+    }
+}
+
+#[test]
+fn every_variant_equals_the_cpu_reference_on_odd_volumes() {
+    if !gpu_tests("every_variant_equals_the_cpu_reference_on_odd_volumes") {
+        return;
+    }
+    let gpu = open();
+    for (dims, repeats) in [([67, 45, 29], 1), ([33, 7, 19], 3), ([5, 130, 3], 1)] {
+        let f32_case = Case {
+            dims,
+            dtype: Dtype::F32,
+            repeats,
+        };
+        every_variant_on::<f32>(&gpu, f32_case);
+        every_variant_on::<f64>(
+            &gpu,
+            Case {
+                dtype: Dtype::F64,
+                ..f32_case
+            },
+        );
+    }
+}
+
+#[test]
+fn a_stored_decision_times_nothing() {
+    if !gpu_tests("a_stored_decision_times_nothing") {
+        return;
+    }
+    let gpu = open();
+    let case = Case {
+        dims: [160, 96, 80],
+        dtype: Dtype::F32,
+        repeats: 1,
+    };
+    let volume = gpu.volume(case).expect("a volume");
+    run_untuned(&gpu, &volume).expect("runs");
+    gpu.check(&volume).expect("checks");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let store = DecisionStore::new(Some(dir.path().to_path_buf()), None);
+    let profile = memtune::core::default::builtin();
+    let uuid = gpu.identity().uuid.clone();
+    let tuner = |mode| Autotuner::new(profile.clone(), &uuid, store.clone(), mode);
+    let first = tune_checked(&tuner(Mode::Always), &gpu, &volume)
+        .expect("tunes, every launch giving the untuned output");
+    assert!(first.launches > 0);
+    assert_eq!(first.tuned.source, PlanSource::Tuned);
+    let second = tune_checked(&tuner(Mode::Auto), &gpu, &volume).expect("finds the decision");
+    assert_eq!(second.launches, 0);
+    assert!(
+        matches!(second.tuned.source, PlanSource::Stored(_)),
+        "{}",
+        second.tuned.source
+    );
+    assert_eq!(second.tuned.plan, first.tuned.plan);
+}
