@@ -434,7 +434,9 @@ impl Tunable for StencilWorkload {
         let why = "a neighbour of the model's pick";
         let mut out = Vec::new();
         // The other variants at the model's block where they can take it, then the model's
-        // variant at blocks twice as deep and twice as wide in y.
+        // variant at blocks twice as deep and twice as wide in y. From a streaming pick,
+        // staged takes the threads two planes deep and plain keeps the one-plane block,
+        // which a kernel whose staging does not pay may run fastest.
         for variant in [Variant::Staged, Variant::Streaming, Variant::Plain] {
             if variant == model.variant {
                 continue;
@@ -442,7 +444,7 @@ impl Tunable for StencilWorkload {
             let mut block = model.block;
             if variant == Variant::Streaming {
                 block = [block[0].max(32), (block[1] * block[2]).min(32), 1];
-            } else if model.variant == Variant::Streaming {
+            } else if model.variant == Variant::Streaming && variant == Variant::Staged {
                 block = [block[0], (block[1] / 2).max(1), 2];
             }
             out.push(stencil(variant, clamp(block, self.dims), why));
