@@ -171,12 +171,22 @@ fn stencil_variants_are_bets_left_untimed() {
     };
     let p = h100();
     let model = plan::stencil::plan(&p, &w).unwrap();
-    assert_ne!(model.variant, Variant::Plain, "the H100 measured staging paying");
+    assert_ne!(
+        model.variant,
+        Variant::Plain,
+        "the H100 measured staging paying"
+    );
     let u = plan::stencil_untimed(&p, &w).unwrap();
-    assert_eq!((u.variant, u.block, u.staging), (Variant::Plain, [32, 4, 2], false));
+    assert_eq!(
+        (u.variant, u.block, u.staging),
+        (Variant::Plain, [32, 4, 2], false)
+    );
     assert!(u.reasons.last().is_some_and(|r| r.starts_with("bet:")));
     // A grid smaller than the default block: clamped, as the untuned plan is.
-    let small = StencilWorkload { dims: [20, 3, 1], ..w };
+    let small = StencilWorkload {
+        dims: [20, 3, 1],
+        ..w
+    };
     let u = plan::stencil_untimed(&p, &small).unwrap();
     assert_eq!(u.block, [20, 3, 1]);
     // Without staging data the model's pick is the untuned plain block itself.

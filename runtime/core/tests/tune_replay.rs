@@ -23,7 +23,11 @@ fn root() -> PathBuf {
 }
 
 /// (bench JSON, the machine's profile) of every recorded run with a sampling sweep.
-const RUNS: [(&str, &str); 5] = [
+const RUNS: [(&str, &str); 6] = [
+    (
+        "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/bench/bench-sampling.json",
+        "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/profile-GPU-e4ca9cc1-9894-07ce-6614-7f62bef2b3f2.json",
+    ),
     (
         "benchmarks/results/h100/2026-11-26-57090dfd/bench-sampling.json",
         "benchmarks/results/h100/2026-11-26-57090dfd/profile-GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
