@@ -1,7 +1,8 @@
 //! exact-gpu against the sequential CPU analysis: the same histogram for traces of every
 //! shape the kernels treat apart (one tile, part tiles, many merge levels, one item, no
 //! reuse), on one GPU and cut into parts (GPU 0 twice stands for two GPUs; every visible
-//! GPU too). GPU tests: they run only with `MEMTUNE_GPU_TESTS=1`.
+//! GPU too), and a trace long enough to go up through the pinned buffers in several chunks,
+//! the last one part full. GPU tests: they run only with `MEMTUNE_GPU_TESTS=1`.
 
 use memtune::core::reuse::{analyze_slice, Histogram, Mode, Options};
 use memtune::reuse::analyze;
@@ -68,6 +69,23 @@ fn exact_gpu_equals_exact_cpu_on_one_gpu_and_in_parts() {
                 Ok(got) => assert_eq!(got.histogram, want, "{name} on {ordinals:?}"),
                 Err(e) => panic!("{name} on {ordinals:?}: {e}"),
             }
+        }
+    }
+}
+
+#[test]
+fn exact_gpu_equals_exact_cpu_through_the_pinned_upload() {
+    if !memtune_tests::gpu_tests_enabled("exact_gpu_equals_exact_cpu_through_the_pinned_upload") {
+        return;
+    }
+    // Two 32 MiB chunks of references and part of a third: one GPU takes the ring; as two
+    // parts each still does.
+    let trace = xorshift(11, (9 << 20) + 123, 1 << 21);
+    let want = exact(&trace);
+    for ordinals in [vec![0], vec![0, 0]] {
+        match analyze(&trace, &ordinals) {
+            Ok(got) => assert_eq!(got.histogram, want, "on {ordinals:?}"),
+            Err(e) => panic!("on {ordinals:?}: {e}"),
         }
     }
 }
