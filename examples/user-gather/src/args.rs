@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use memtune::MemoryKind;
+pub use memtune_example_support::args::parse_memory;
+use memtune_example_support::args::{self as support, parse_list, parse_quantity};
 
 use crate::{GatherError, Variant};
 
@@ -145,29 +147,9 @@ pub fn check(cli: Cli) -> Result<Config, GatherError> {
     })
 }
 
-/// `device` or `pinned` (managed memory is not offered).
-pub fn parse_memory(s: &str) -> Result<MemoryKind, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "device" => Ok(MemoryKind::Device),
-        "pinned" => Ok(MemoryKind::Pinned),
-        other => Err(format!("`{other}` is not device or pinned")),
-    }
-}
-
 /// `1536MiB`, `3 GiB`, `4096`: a size of whole 4-byte words, at least one.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size such as 1536MiB or 3GiB"))?;
-    let bytes = memtune::core::size::bytes(n, unit).ok_or_else(|| {
-        format!(
-            "`{s}`: unknown unit or too large (units: {})",
-            memtune::core::size::UNITS
-        )
-    })?;
+    let bytes = parse_quantity(s, "a size", "1536MiB or 3GiB")?;
     if bytes == 0 || bytes % 4 != 0 {
         return Err(format!("`{s}` must be a positive multiple of 4 bytes"));
     }
@@ -176,45 +158,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// `96MiB,384MiB,1536MiB`.
 pub fn parse_sizes(s: &str) -> Result<Sizes, String> {
-    let sizes = s
-        .split(',')
-        .map(parse_size)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Sizes(sizes))
+    parse_list(s, parse_size).map(Sizes)
 }
 
-/// Free device memory a region may take: 80% of `free`.
-pub fn device_limit(free: u64) -> u64 {
-    free / 5 * 4
-}
-
-/// Pinned memory a region may take: a quarter of the available host memory.
-pub fn pinned_limit(host_available: u64) -> u64 {
-    host_available / 4
-}
-
-/// `MemAvailable` of /proc/meminfo (else `MemTotal`), in bytes.
-pub fn host_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .map(|kib| kib * 1024)
-    };
-    field("MemAvailable:").or_else(|| field("MemTotal:"))
-}
-
-/// `--check-free`: refuses a size above `limit`.
+/// `--check-free`: refuses a size above `limit` (`what` names the limit).
 pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), GatherError> {
-    if size > limit {
-        return Err(GatherError::TooLarge(format!(
-            "{} is above {what} ({}); pass a smaller size",
-            memtune::core::size::format_bytes(size),
-            memtune::core::size::format_bytes(limit)
-        )));
-    }
-    Ok(())
+    support::check_fits(size, limit, what, "pass a smaller size").map_err(GatherError::TooLarge)
 }
 
 #[cfg(test)]
@@ -324,13 +273,10 @@ mod tests {
 
     #[test]
     fn limits() {
-        assert_eq!(device_limit(100 << 30), 80 << 30);
-        assert_eq!(pinned_limit(128 << 30), 32 << 30);
         assert!(check_fits(1 << 30, 1 << 30, "x").is_ok());
         let e = check_fits((1 << 30) + 4, 1 << 30, "80% of the free device memory");
         let e = e.expect_err("over the limit");
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("80% of the free"), "{e}");
-        assert!(host_available_bytes().is_some_and(|b| b > 0));
     }
 }

@@ -11,6 +11,7 @@ use memtune::core::plan::SamplingPlan;
 use memtune::gpu::Buffer;
 use memtune::launch::sampling_scopes;
 use memtune::{DeviceIdentity, MemoryKind};
+use memtune_example_support::gpu as support;
 
 use crate::kernel::{self, FILL, GATHER};
 use crate::{GatherError, Variant, SEED};
@@ -35,13 +36,7 @@ impl Gpu {
     /// Compiles the kernel for the device of `stream` (the one `Autotuner::open` returns)
     /// and loads it.
     pub fn new(identity: DeviceIdentity, stream: Arc<CudaStream>) -> Result<Gpu> {
-        let ctx = stream.context().clone();
-        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        let cc = identity.compute_capability;
-        let ptx = kernel::compile(&kernel::arch(cc.major, cc.minor))?;
-        let module = ctx
-            .load_module(ptx.to_cudarc())
-            .map_err(cuda("cuModuleLoadData"))?;
+        let (ctx, module) = support::load(&identity, &stream, &kernel::SOURCE)?;
         let gather = module
             .load_function(GATHER)
             .map_err(cuda("cuModuleGetFunction"))?;
@@ -73,8 +68,7 @@ impl Gpu {
 
     /// Free device memory in bytes.
     pub fn free_device_bytes(&self) -> Result<u64> {
-        let (free, _total) = self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
-        Ok(free as u64)
+        Ok(support::free_device_bytes(&self.ctx)?)
     }
 
     /// `bytes` of `kind` filled by `user_gather_fill` (never zeros).

@@ -1,6 +1,6 @@
 //! The kernel source and its NVRTC compilation for the GPU present.
 
-use memtune::kernels::{compile_ptx, CompiledPtx, KernelSource};
+use memtune::kernels::{CompiledPtx, KernelSource};
 
 /// `user_gather(data, sum, n_words, scope_begin, scope_end, seed, reads, work)`.
 pub const GATHER: &str = "user_gather";
@@ -28,23 +28,9 @@ pub fn threads(sm_count: u32) -> u64 {
     u64::from(blocks) * u64::from(block)
 }
 
-/// `sm_90` for compute capability 9.0.
-pub fn arch(major: u32, minor: u32) -> String {
-    format!("sm_{major}{minor}")
-}
-
 /// PTX of `kernels/gather.cu` for `arch`; NVRTC's warnings count as errors.
 pub fn compile(arch: &str) -> Result<CompiledPtx, crate::GatherError> {
-    let ptx =
-        compile_ptx(&SOURCE, arch, &[]).map_err(|e| crate::GatherError::Compile(e.to_string()))?;
-    for entry in SOURCE.entries {
-        if !ptx.has_entry(entry) {
-            return Err(crate::GatherError::Compile(format!(
-                "the PTX for {arch} has no entry {entry}"
-            )));
-        }
-    }
-    Ok(ptx)
+    memtune_example_support::gpu::compile(&SOURCE, arch).map_err(crate::GatherError::Compile)
 }
 
 #[cfg(test)]
@@ -70,6 +56,5 @@ mod tests {
             .contains(&format!("#define USER_GATHER_BLOCK {BLOCK}")));
         assert_eq!(threads(132), 132 * 1024);
         assert_eq!(grid(0), (4, 256));
-        assert_eq!(arch(9, 0), "sm_90");
     }
 }

@@ -99,6 +99,16 @@ impl GatherError {
     }
 }
 
+impl From<memtune_example_support::gpu::SetupError> for GatherError {
+    fn from(e: memtune_example_support::gpu::SetupError) -> GatherError {
+        use memtune_example_support::gpu::SetupError as S;
+        match e {
+            S::Compile(m) => GatherError::Compile(m),
+            S::Cuda { call, detail } => GatherError::Cuda { call, detail },
+        }
+    }
+}
+
 impl From<memtune::gpu::Error> for GatherError {
     fn from(e: memtune::gpu::Error) -> GatherError {
         GatherError::Gpu(e.to_string())

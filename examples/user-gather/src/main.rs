@@ -11,6 +11,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use memtune_example_support::args::{device_limit, host_limit, DEVICE_LIMIT, PINNED_LIMIT};
+use memtune_example_support::report::write_json;
+use memtune_example_support::session::{self, Rows};
+
 use memtune::autotune::Autotuner;
 use memtune::core::size::format_bytes;
 use memtune::core::tune::Tunable;
@@ -19,7 +23,7 @@ use user_gather::args::{self, Config, Mode};
 use user_gather::bench::{self, Bench, SLOTS};
 use user_gather::gpu::Gpu;
 use user_gather::report::{self, Row};
-use user_gather::{kernel, reference, GatherError, Variant, SEED};
+use user_gather::{reference, GatherError, Variant, SEED};
 
 /// The macro at compile time, for a fixed workload, before any GPU is seen: planned from a
 /// recorded H100 profile (a user would commit their own to `.memtune/` with
@@ -73,14 +77,8 @@ fn open() -> Result<(Autotuner, Gpu)> {
         Autotuner::open(0, Some(root)).map_err(|e| GatherError::Autotune(e.to_string()))?;
     let gpu = Gpu::new(identity, stream)?;
     let id = gpu.identity();
-    println!(
-        "GPU 0: {} ({}), {} SMs; kernel compiled for {} by NVRTC; {} threads per launch",
-        id.name,
-        id.uuid,
-        id.sm_count,
-        kernel::arch(id.compute_capability.major, id.compute_capability.minor),
-        gpu.threads()
-    );
+    let line = session::device_line(id, "kernel");
+    println!("{line}; {} threads per launch", gpu.threads());
     Ok((tuner, gpu))
 }
 
@@ -92,19 +90,13 @@ fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
     }
     match config.memory {
         MemoryKind::Pinned => {
-            let host = args::host_available_bytes().ok_or_else(|| {
-                GatherError::Io("--check-free: /proc/meminfo could not be read".into())
-            })?;
-            args::check_fits(
-                largest,
-                args::pinned_limit(host),
-                "a quarter of the available host memory",
-            )
+            let limit = host_limit().map_err(GatherError::Io)?;
+            args::check_fits(largest, limit, PINNED_LIMIT)
         }
         _ => args::check_fits(
             largest,
-            args::device_limit(gpu.free_device_bytes()?),
-            "80% of the free device memory",
+            device_limit(gpu.free_device_bytes()?),
+            DEVICE_LIMIT,
         ),
     }
 }
@@ -165,40 +157,8 @@ fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) 
 
     let tuning = bench::tune_checked(&tuner, &gpu, &region, n_words, variant, &mut sums, expected)?;
     let tuned = &tuning.tuned;
-    for w in &tuned.warnings {
-        eprintln!("warning: {w}");
-    }
-    println!("chosen plan: {} ({})", tuned.label, tuned.source);
-    if let Some(d) = &tuned.decision {
-        println!("  why: {}", d.why);
-        for c in &d.candidates {
-            let median = c
-                .median_ms
-                .map_or("-".to_string(), |m| format!("{m:.3} ms"));
-            let note = c.stats.dropped.as_deref().unwrap_or("");
-            println!(
-                "  candidate {:<24} {:<10} {median:>12}  {note}",
-                c.label,
-                format!("{:?}", c.origin)
-            );
-        }
-    }
-    if tuning.launches == 0 {
-        println!("nothing was timed: {}", tuned.source);
-    } else if let Some(d) = &tuned.decision {
-        let cost = d
-            .cost_in_untuned
-            .map_or(String::new(), |c| format!(", {c:.1} untuned launches"));
-        println!(
-            "timed now: {} launches, {:.1} ms{cost}; stored in {}",
-            tuning.launches,
-            d.tuning_ms,
-            tuner
-                .store()
-                .local_dir()
-                .map_or("(no cache directory)".into(), |p| p.display().to_string())
-        );
-    }
+    session::print_choice(tuned, 24, |c| c.stats.dropped.as_deref());
+    session::print_timed_now(&tuner, tuned, tuning.launches as usize);
 
     let mut sum = 0;
     let ms = gpu.time(|| {
@@ -219,13 +179,7 @@ fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) 
         tuned.label,
         sum as f64 / f64::from(reference::FIXED_ONE)
     );
-    if expect_stored && tuning.launches > 0 {
-        return Err(GatherError::Autotune(format!(
-            "--expect-stored: {} launches were timed; no stored decision was used",
-            tuning.launches
-        )));
-    }
-    Ok(())
+    session::expect_stored(expect_stored, tuning.launches as usize).map_err(GatherError::Autotune)
 }
 
 fn run_bench(
@@ -238,10 +192,7 @@ fn run_bench(
     let largest = sizes.iter().copied().max().unwrap_or(0);
     check_free(config, &gpu, largest)?;
     let profile = tuner.profile();
-    println!(
-        "profile: {} ({}), digest {}",
-        profile.device.name, profile.device.uuid, profile.digest
-    );
+    println!("{}", session::profile_line(profile));
     // One region of the largest size; smaller sizes are its prefixes (the data of a word
     // depends only on its index).
     let t0 = Instant::now();
@@ -259,8 +210,7 @@ fn run_bench(
         profile,
         uuid: &uuid,
     };
-    let mut rows: Vec<Row> = Vec::new();
-    let mut errors = Vec::new();
+    let mut rows: Rows<Row> = Rows::default();
     for &size in sizes {
         for &variant in variants {
             let case = format!(
@@ -270,39 +220,16 @@ fn run_bench(
                 variant.name()
             );
             let t = Instant::now();
-            match bench.row(&region, size / 4, variant, &mut sums) {
-                Ok(row) => {
-                    eprintln!("bench: {case}: {:.1} s", t.elapsed().as_secs_f64());
-                    rows.push(row);
-                }
-                Err(e) => {
-                    eprintln!("bench: {case}: {e}");
-                    errors.push(format!("{case}: {e}"));
-                }
-            }
+            rows.record(&case, t, bench.row(&region, size / 4, variant, &mut sums));
         }
     }
-    print!("{}", report::table(&rows));
-    for e in &errors {
-        println!("error: {e}");
-    }
+    rows.print(&report::table(&rows.rows));
     if let Some(path) = json {
         let id = gpu.identity();
-        let used = format!(
-            "{} {} {}",
-            profile.device.name, profile.device.uuid, profile.digest
-        );
-        let doc = report::document(&id.name, &id.uuid, &used, &rows, &errors);
-        let text =
-            serde_json::to_string_pretty(&doc).map_err(|e| GatherError::Io(e.to_string()))?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| GatherError::Io(format!("writing {}: {e}", path.display())))?;
+        let used = session::profile_used(profile);
+        let doc = report::document(&id.name, &id.uuid, &used, &rows.rows, &rows.errors);
+        write_json(path, &doc).map_err(GatherError::Io)?;
         println!("wrote {}", path.display());
     }
-    match errors.len() {
-        0 => Ok(()),
-        n => Err(GatherError::Bench(format!(
-            "{n} bench rows failed (see above)"
-        ))),
-    }
+    rows.failed().map_err(GatherError::Bench)
 }

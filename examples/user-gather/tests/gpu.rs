@@ -1,30 +1,16 @@
 //! GPU tests of the gather: they run only with `MEMTUNE_GPU_TESTS=1`.
 
-use std::io::Write as _;
-
-use cudarc::driver::CudaContext;
 use memtune::autotune::{Autotuner, Mode};
 use memtune::core::tune::DecisionStore;
 use memtune::{MemoryKind, PlanSource};
+use memtune_example_support::testing::{gpu0, gpu_tests};
 use user_gather::bench::{run_once, split, tune_checked, SLOTS};
 use user_gather::gpu::Gpu;
 use user_gather::{reference, Variant, SEED};
 
-fn gpu_tests(test: &str) -> bool {
-    if std::env::var("MEMTUNE_GPU_TESTS").is_ok_and(|v| v == "1") {
-        return true;
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: GPU test; set MEMTUNE_GPU_TESTS=1 on a machine with a GPU to run it"
-    );
-    false
-}
-
 fn open() -> Gpu {
-    let identity = memtune::device::identity(0).expect("a GPU");
-    let ctx = CudaContext::new(0).expect("a context");
-    Gpu::new(identity, ctx.default_stream()).expect("the kernel compiles and loads")
+    let (identity, stream) = gpu0();
+    Gpu::new(identity, stream).expect("the kernel compiles and loads")
 }
 
 #[test]

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Parser;
 use memtune::core::size::format_bytes;
 use memtune::MemoryKind;
+use memtune_example_support::args as support;
+pub use memtune_example_support::args::parse_memory;
 
 use crate::{HistError, Variant, MAX_TABLE_BYTES, MIN_TABLE_BYTES};
 
@@ -162,29 +164,9 @@ pub fn check(cli: Cli) -> Result<Config, HistError> {
     })
 }
 
-/// `device` or `pinned` (managed memory is not offered).
-pub fn parse_memory(s: &str) -> Result<MemoryKind, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "device" => Ok(MemoryKind::Device),
-        "pinned" => Ok(MemoryKind::Pinned),
-        other => Err(format!("`{other}` is not device or pinned")),
-    }
-}
-
 /// `1GiB`, `64 MiB`, `4096`: a number with an optional unit.
 fn parse_quantity(s: &str, example: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number such as {example}"))?;
-    memtune::core::size::bytes(n, unit).ok_or_else(|| {
-        format!(
-            "`{s}`: unknown unit or too large (units: {})",
-            memtune::core::size::UNITS
-        )
-    })
+    support::parse_quantity(s, "a number", example)
 }
 
 /// A table size: a power of two from 64 bytes (4 slots) to 64 GiB (2^32 slots, the reach
@@ -217,45 +199,13 @@ pub fn parse_rows(s: &str) -> Result<u64, String> {
 
 /// `64MiB,1GiB`.
 pub fn parse_tables(s: &str) -> Result<Sizes, String> {
-    let sizes = s
-        .split(',')
-        .map(parse_table)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Sizes(sizes))
-}
-
-/// Device memory a run may take: 80% of `free`.
-pub fn device_limit(free: u64) -> u64 {
-    free / 5 * 4
-}
-
-/// Pinned memory a run may take: a quarter of the available host memory.
-pub fn pinned_limit(host_available: u64) -> u64 {
-    host_available / 4
-}
-
-/// `MemAvailable` of /proc/meminfo (else `MemTotal`), in bytes.
-pub fn host_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .map(|kib| kib * 1024)
-    };
-    field("MemAvailable:").or_else(|| field("MemTotal:"))
+    support::parse_list(s, parse_table).map(Sizes)
 }
 
 /// `--check-free`: refuses `size` bytes of `what` above `limit`.
 pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), HistError> {
-    if size > limit {
-        return Err(HistError::TooLarge(format!(
-            "{} is above {what} ({}); pass a smaller table or fewer rows",
-            format_bytes(size),
-            format_bytes(limit)
-        )));
-    }
-    Ok(())
+    support::check_fits(size, limit, what, "pass a smaller table or fewer rows")
+        .map_err(HistError::TooLarge)
 }
 
 #[cfg(test)]
@@ -367,13 +317,10 @@ mod tests {
 
     #[test]
     fn limits() {
-        assert_eq!(device_limit(100 << 30), 80 << 30);
-        assert_eq!(pinned_limit(128 << 30), 32 << 30);
         assert!(check_fits(1 << 30, 1 << 30, "x").is_ok());
         let e = check_fits((1 << 30) + 4, 1 << 30, "80% of the free device memory");
         let e = e.expect_err("over the limit");
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("80% of the free"), "{e}");
-        assert!(host_available_bytes().is_some_and(|b| b > 0));
     }
 }

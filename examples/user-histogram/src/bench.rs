@@ -9,18 +9,18 @@ use std::cell::{Cell, RefCell};
 
 use memtune::autotune::{Autotuner, Mode};
 use memtune::core::plan::{Approach, GroupingPlan, GroupingWorkload};
-use memtune::core::tune::{DecisionStore, Tunable};
+use memtune::core::tune::Tunable;
 use memtune::core::Profile;
-use memtune::{PlanSource, TunedPlan};
+use memtune::TunedPlan;
 
 use crate::gpu::{Data, Digests, Gpu};
-use crate::report::{Row, Timed};
+use crate::report::{DecisionSummary, Row, Timed};
 use crate::{reference, Case, Digest, HistError, ROW_BYTES, SEED, SLOT_BYTES};
+use memtune_example_support::bench as support;
 
 type Result<T> = std::result::Result<T, HistError>;
 
-/// Timed runs per plan, after one warm-up.
-pub const RUNS: usize = 5;
+pub use memtune_example_support::bench::RUNS;
 /// The exhaustive sweep's pass counts, each with the naive and the copy approach.
 pub const SWEEP_PASSES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 /// Digest slots checked at once.
@@ -198,33 +198,23 @@ pub fn time_plans(
     digests: &mut Digests,
     expected: Digest,
 ) -> Result<Vec<Timed>> {
-    let mut runs = vec![Vec::new(); plans.len()];
     let mut slots = Vec::new();
     digests.reset()?;
-    for round in 0..=RUNS {
-        for (i, plan) in plans.iter().enumerate() {
-            if digests.used() == SLOTS {
-                check(digests, &slots, plans, expected)?;
-                slots.clear();
-                digests.reset()?;
-            }
-            let slot = digests.take()?;
-            slots.push((i, slot.index));
-            gpu.clear(data, case)?;
-            let ms = gpu.time(|| gpu.launch(data, case, plan))?;
-            gpu.digest(data, case, slot)?;
-            if round > 0 {
-                runs[i].push(ms);
-            }
+    let runs = support::round_robin(plans, |i, plan| {
+        if digests.used() == SLOTS {
+            check(digests, &slots, plans, expected)?;
+            slots.clear();
+            digests.reset()?;
         }
-    }
+        let slot = digests.take()?;
+        slots.push((i, slot.index));
+        gpu.clear(data, case)?;
+        let ms = gpu.time(|| gpu.launch(data, case, plan))?;
+        gpu.digest(data, case, slot)?;
+        Ok::<f64, HistError>(ms)
+    })?;
     check(digests, &slots, plans, expected)?;
-    runs.iter()
-        .zip(plans)
-        .map(|(r, p)| {
-            Timed::of(r).ok_or_else(|| HistError::Autotune(format!("{}: no timed run", label(p))))
-        })
-        .collect()
+    support::medians(&runs, plans, label).map_err(HistError::Autotune)
 }
 
 fn check(
@@ -272,9 +262,7 @@ impl Bench<'_> {
             .map_err(|e| HistError::Autotune(format!("the planner: {e}")))?;
 
         // A fresh store: this run tunes; the second lookup must find its decision.
-        let dir = tempfile::tempdir()
-            .map_err(|e| HistError::Io(format!("a temporary decision store: {e}")))?;
-        let store = DecisionStore::new(Some(dir.path().join("decisions")), None);
+        let (_dir, store) = support::fresh_store().map_err(HistError::Io)?;
         let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
         let first = tune_checked(&tuner(Mode::Always), gpu, data, case, expected)?;
         let decision = first
@@ -286,35 +274,27 @@ impl Bench<'_> {
             eprintln!("warning: {w}");
         }
         let second = tune_checked(&tuner(Mode::Auto), gpu, data, case, expected)?;
-        let second_run_timed = second.launches > 0
-            || !matches!(second.tuned.source, PlanSource::Stored(_))
-            || !same(&second.tuned.plan, &first.tuned.plan);
+        let second_run_timed =
+            support::second_run_timed(&first.tuned, &second.tuned, second.launches > 0, same);
 
         // Every plan timed alike, each distinct launch sequence once.
         let swept = sweep(case.table_bytes);
-        let mut plans: Vec<GroupingPlan> = Vec::new();
-        for p in [&untuned, &model, &first.tuned.plan]
-            .into_iter()
-            .chain(&swept)
-        {
-            if !plans.iter().any(|q| same(q, p)) {
-                plans.push(p.clone());
-            }
-        }
+        let plans = support::distinct(
+            [&untuned, &model, &first.tuned.plan]
+                .into_iter()
+                .chain(&swept),
+            same,
+        );
         let times = time_plans(gpu, data, case, &plans, digests, expected)?;
         let time_of = |p: &GroupingPlan| {
-            plans
-                .iter()
-                .position(|q| same(q, p))
-                .map(|i| times[i])
+            support::time_of(&plans, &times, p, same)
                 .ok_or_else(|| HistError::Autotune(format!("{} was not timed", label(p))))
         };
-        let (best_config, best) = swept
+        let swept_times = swept
             .iter()
             .map(|p| time_of(p).map(|t| (label(p), t)))
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
+            .collect::<Result<Vec<_>>>()?;
+        let (best_config, best) = support::fastest(swept_times)
             .ok_or_else(|| HistError::Autotune("an empty sweep".into()))?;
         Ok(Row {
             variant: case.variant.name(),
@@ -329,16 +309,7 @@ impl Bench<'_> {
             autotuned: time_of(&first.tuned.plan)?,
             best_config,
             best,
-            candidates_timed: decision
-                .candidates
-                .iter()
-                .filter(|c| !c.stats.runs_ms.is_empty())
-                .count(),
-            candidates: decision.candidates.len(),
-            tuning_ms: decision.tuning_ms,
-            launches: decision.launches,
-            cost_in_untuned: decision.cost_in_untuned,
-            why: decision.why,
+            tuning: DecisionSummary::of(&decision),
             second_run_timed,
             digest: expected,
         })

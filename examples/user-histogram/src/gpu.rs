@@ -10,6 +10,7 @@ use cudarc::driver::{
 use memtune::core::plan::{Approach, GroupingPlan};
 use memtune::gpu::Buffer;
 use memtune::{DeviceIdentity, MemoryKind};
+use memtune_example_support::gpu as support;
 
 use crate::reference::{self, Slot};
 use crate::{kernel, Case, Digest, HistError, ROW_BYTES, SEED, SLOT_BYTES};
@@ -41,13 +42,7 @@ impl Gpu {
     /// Compiles the kernels for the device of `stream` (the one `Autotuner::open` returns)
     /// and loads them.
     pub fn new(identity: DeviceIdentity, stream: Arc<CudaStream>) -> Result<Gpu> {
-        let ctx = stream.context().clone();
-        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        let cc = identity.compute_capability;
-        let ptx = kernel::compile(&kernel::arch(cc.major, cc.minor))?;
-        let module = ctx
-            .load_module(ptx.to_cudarc())
-            .map_err(cuda("cuModuleLoadData"))?;
+        let (ctx, module) = support::load(&identity, &stream, &kernel::SOURCE)?;
         let load = |name| {
             module
                 .load_function(name)
@@ -77,8 +72,7 @@ impl Gpu {
 
     /// Free device memory in bytes.
     pub fn free_device_bytes(&self) -> Result<u64> {
-        let (free, _total) = self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
-        Ok(free as u64)
+        Ok(support::free_device_bytes(&self.ctx)?)
     }
 
     fn config(&self) -> LaunchConfig {

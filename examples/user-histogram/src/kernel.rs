@@ -1,6 +1,6 @@
 //! The kernel source and its NVRTC compilation for the GPU present.
 
-use memtune::kernels::{compile_ptx, CompiledPtx, KernelSource};
+use memtune::kernels::{CompiledPtx, KernelSource};
 
 use crate::HistError;
 
@@ -41,22 +41,9 @@ pub fn grid(sm_count: u32) -> (u32, u32) {
     (sm_count.max(1) * BLOCKS_PER_SM, BLOCK)
 }
 
-/// `sm_90` for compute capability 9.0.
-pub fn arch(major: u32, minor: u32) -> String {
-    format!("sm_{major}{minor}")
-}
-
 /// PTX of `kernels/histogram.cu` for `arch`; NVRTC's warnings count as errors.
 pub fn compile(arch: &str) -> Result<CompiledPtx, HistError> {
-    let ptx = compile_ptx(&SOURCE, arch, &[]).map_err(|e| HistError::Compile(e.to_string()))?;
-    for entry in SOURCE.entries {
-        if !ptx.has_entry(entry) {
-            return Err(HistError::Compile(format!(
-                "the PTX for {arch} has no entry {entry}"
-            )));
-        }
-    }
-    Ok(ptx)
+    memtune_example_support::gpu::compile(&SOURCE, arch).map_err(HistError::Compile)
 }
 
 #[cfg(test)]
@@ -82,7 +69,6 @@ mod tests {
             .contains(&format!("#define USER_HIST_BLOCK {BLOCK}")));
         assert_eq!(grid(0), (8, 256));
         assert_eq!(grid(132), (1056, 256));
-        assert_eq!(arch(9, 0), "sm_90");
     }
 
     #[test]

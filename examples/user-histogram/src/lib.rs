@@ -156,6 +156,16 @@ impl HistError {
     }
 }
 
+impl From<memtune_example_support::gpu::SetupError> for HistError {
+    fn from(e: memtune_example_support::gpu::SetupError) -> HistError {
+        use memtune_example_support::gpu::SetupError as S;
+        match e {
+            S::Compile(m) => HistError::Compile(m),
+            S::Cuda { call, detail } => HistError::Cuda { call, detail },
+        }
+    }
+}
+
 impl From<memtune::gpu::Error> for HistError {
     fn from(e: memtune::gpu::Error) -> HistError {
         HistError::Gpu(e.to_string())

@@ -11,6 +11,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use memtune_example_support::args::{device_limit, host_limit, DEVICE_LIMIT, PINNED_LIMIT};
+use memtune_example_support::report::write_json;
+use memtune_example_support::session::{self, Rows};
+
 use memtune::autotune::Autotuner;
 use memtune::core::size::format_bytes;
 use memtune::core::tune::Tunable;
@@ -76,13 +80,8 @@ fn open() -> Result<(Autotuner, Gpu)> {
     let gpu = Gpu::new(identity, stream)?;
     let id = gpu.identity();
     let (blocks, block) = kernel::grid(id.sm_count);
-    println!(
-        "GPU 0: {} ({}), {} SMs; kernels compiled for {} by NVRTC; {blocks} blocks of {block}",
-        id.name,
-        id.uuid,
-        id.sm_count,
-        kernel::arch(id.compute_capability.major, id.compute_capability.minor),
-    );
+    let line = session::device_line(id, "kernels");
+    println!("{line}; {blocks} blocks of {block}");
     Ok((tuner, gpu))
 }
 
@@ -96,18 +95,13 @@ fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
     let (table, input, rows) = (config.memory, config.input, config.rows);
     args::check_fits(
         gpu::device_bytes(table, input, largest, rows),
-        args::device_limit(gpu.free_device_bytes()?),
-        "80% of the free device memory",
+        device_limit(gpu.free_device_bytes()?),
+        DEVICE_LIMIT,
     )?;
     let pinned = gpu::pinned_bytes(table, input, largest, rows);
     if pinned > 0 {
-        let host = args::host_available_bytes()
-            .ok_or_else(|| HistError::Io("--check-free: /proc/meminfo could not be read".into()))?;
-        args::check_fits(
-            pinned,
-            args::pinned_limit(host),
-            "a quarter of the available host memory",
-        )?;
+        let limit = host_limit().map_err(HistError::Io)?;
+        args::check_fits(pinned, limit, PINNED_LIMIT)?;
     }
     Ok(())
 }
@@ -202,45 +196,10 @@ fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) 
 
     let tuning = bench::tune_checked(&tuner, &gpu, &data, &case, expected)?;
     let tuned = &tuning.tuned;
-    for w in &tuned.warnings {
-        eprintln!("warning: {w}");
-    }
-    println!("chosen plan: {} ({})", tuned.label, tuned.source);
-    if let Some(d) = &tuned.decision {
-        println!("  why: {}", d.why);
-        for c in &d.candidates {
-            let median = c
-                .median_ms
-                .map_or("-".to_string(), |m| format!("{m:.3} ms"));
-            let note = c
-                .stats
-                .error
-                .as_deref()
-                .or(c.stats.dropped.as_deref())
-                .unwrap_or("");
-            println!(
-                "  candidate {:<32} {:<10} {median:>12}  {note}",
-                c.label,
-                format!("{:?}", c.origin)
-            );
-        }
-    }
-    if tuning.launches == 0 {
-        println!("nothing was timed: {}", tuned.source);
-    } else if let Some(d) = &tuned.decision {
-        let cost = d
-            .cost_in_untuned
-            .map_or(String::new(), |c| format!(", {c:.1} untuned launches"));
-        println!(
-            "timed now: {} launches, {:.1} ms{cost}; stored in {}",
-            tuning.launches,
-            d.tuning_ms,
-            tuner
-                .store()
-                .local_dir()
-                .map_or("(no cache directory)".into(), |p| p.display().to_string())
-        );
-    }
+    session::print_choice(tuned, 32, |c| {
+        c.stats.error.as_deref().or(c.stats.dropped.as_deref())
+    });
+    session::print_timed_now(&tuner, tuned, tuning.launches as usize);
 
     digests.reset()?;
     let slot = digests.take()?;
@@ -255,13 +214,7 @@ fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) 
         )));
     }
     println!("ran {}: {ms:.3} ms, {got} = untuned", tuned.label);
-    if expect_stored && tuning.launches > 0 {
-        return Err(HistError::Autotune(format!(
-            "--expect-stored: {} launches were timed; no stored decision was used",
-            tuning.launches
-        )));
-    }
-    Ok(())
+    session::expect_stored(expect_stored, tuning.launches as usize).map_err(HistError::Autotune)
 }
 
 fn run_bench(
@@ -274,10 +227,7 @@ fn run_bench(
     let largest = sizes.iter().copied().max().unwrap_or(0);
     check_free(config, &gpu, largest)?;
     let profile = tuner.profile();
-    println!(
-        "profile: {} ({}), digest {}",
-        profile.device.name, profile.device.uuid, profile.digest
-    );
+    println!("{}", session::profile_line(profile));
     // One table of the largest size; smaller tables are its prefixes.
     let t0 = Instant::now();
     let data = gpu.data(config.memory, config.input, largest, config.rows)?;
@@ -296,8 +246,7 @@ fn run_bench(
         profile,
         uuid: &uuid,
     };
-    let mut rows: Vec<Row> = Vec::new();
-    let mut errors = Vec::new();
+    let mut rows: Rows<Row> = Rows::default();
     for &size in sizes {
         for &variant in variants {
             let case = Case {
@@ -314,38 +263,16 @@ fn run_bench(
                 variant.name()
             );
             let t = Instant::now();
-            match bench.row(&data, &case, &mut digests) {
-                Ok(row) => {
-                    eprintln!("bench: {label}: {:.1} s", t.elapsed().as_secs_f64());
-                    rows.push(row);
-                }
-                Err(e) => {
-                    eprintln!("bench: {label}: {e}");
-                    errors.push(format!("{label}: {e}"));
-                }
-            }
+            rows.record(&label, t, bench.row(&data, &case, &mut digests));
         }
     }
-    print!("{}", report::table(&rows));
-    for e in &errors {
-        println!("error: {e}");
-    }
+    rows.print(&report::table(&rows.rows));
     if let Some(path) = json {
         let id = gpu.identity();
-        let used = format!(
-            "{} {} {}",
-            profile.device.name, profile.device.uuid, profile.digest
-        );
-        let doc = report::document(&id.name, &id.uuid, &used, &rows, &errors);
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| HistError::Io(e.to_string()))?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| HistError::Io(format!("writing {}: {e}", path.display())))?;
+        let used = session::profile_used(profile);
+        let doc = report::document(&id.name, &id.uuid, &used, &rows.rows, &rows.errors);
+        write_json(path, &doc).map_err(HistError::Io)?;
         println!("wrote {}", path.display());
     }
-    match errors.len() {
-        0 => Ok(()),
-        n => Err(HistError::Bench(format!(
-            "{n} bench rows failed (see above)"
-        ))),
-    }
+    rows.failed().map_err(HistError::Bench)
 }

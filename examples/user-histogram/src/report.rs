@@ -4,46 +4,11 @@ use memtune::core::size::format_bytes;
 use memtune::MemoryKind;
 
 use crate::Digest;
+use memtune_example_support::report::{self as support, columns, ratio, second_run};
 use serde_json::{json, Value};
 
-/// A median of timed runs and their spread.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timed {
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-}
-
-impl Timed {
-    /// `None` without runs.
-    pub fn of(runs: &[f64]) -> Option<Timed> {
-        let mut v: Vec<f64> = runs.iter().copied().filter(|x| x.is_finite()).collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        // The middle run; the mean of the two middle ones for an even count.
-        let n = v.len();
-        let median_ms = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Some(Timed {
-            median_ms,
-            min_ms: v[0],
-            max_ms: v[n - 1],
-        })
-    }
-
-    /// `3.449 (3.401..3.512)`.
-    pub fn show(&self) -> String {
-        format!(
-            "{:.3} ({:.3}..{:.3})",
-            self.median_ms, self.min_ms, self.max_ms
-        )
-    }
-}
+pub use memtune_example_support::bench::DecisionSummary;
+pub use memtune_example_support::report::Timed;
 
 /// One variant and size of the bench.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,23 +27,11 @@ pub struct Row {
     pub autotuned: Timed,
     pub best_config: String,
     pub best: Timed,
-    pub candidates_timed: usize,
-    pub candidates: usize,
-    pub tuning_ms: f64,
-    pub launches: u32,
-    pub cost_in_untuned: Option<f64>,
-    pub why: String,
+    /// The autotuner's decision, from the first (tuning) call.
+    pub tuning: DecisionSummary,
     pub second_run_timed: bool,
     /// The table every plan built, digested.
     pub digest: Digest,
-}
-
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        f64::NAN
-    }
 }
 
 impl Row {
@@ -109,9 +62,9 @@ impl Row {
             "autotuned_ms": self.autotuned.median_ms,
             "best_ms": self.best.median_ms,
             "best_config": self.best_config,
-            "candidates_timed": self.candidates_timed,
-            "tuning_ms": self.tuning_ms,
-            "cost_in_untuned": self.cost_in_untuned,
+            "candidates_timed": self.tuning.candidates_timed,
+            "tuning_ms": self.tuning.tuning_ms,
+            "cost_in_untuned": self.tuning.cost_in_untuned,
             "second_run_timed": self.second_run_timed,
         })
     }
@@ -119,13 +72,13 @@ impl Row {
 
 /// The `--json` document.
 pub fn document(device: &str, uuid: &str, profile: &str, rows: &[Row], errors: &[String]) -> Value {
-    json!({
-        "device": device,
-        "uuid": uuid,
-        "profile": profile,
-        "rows": rows.iter().map(Row::json).collect::<Vec<_>>(),
-        "errors": errors,
-    })
+    support::document(
+        device,
+        uuid,
+        profile,
+        rows.iter().map(Row::json).collect(),
+        errors,
+    )
 }
 
 const HEADER: [&str; 16] = [
@@ -166,35 +119,19 @@ pub fn table(rows: &[Row]) -> String {
                 format!("{:.3}", r.autotuned_over_best()),
                 format!("{:.3}", r.plan_over_best()),
                 format!("{:.3}", r.untuned_over_plan()),
-                format!("{} of {}", r.candidates_timed, r.candidates),
-                format!("{:.1}", r.tuning_ms),
-                r.cost_in_untuned
+                format!("{} of {}", r.tuning.candidates_timed, r.tuning.candidates),
+                format!("{:.1}", r.tuning.tuning_ms),
+                r.tuning
+                    .cost_in_untuned
                     .map_or_else(|| "-".to_string(), |c| format!("{c:.1}")),
             ]
         })
         .collect();
-    let mut widths = HEADER.map(str::len);
-    for row in &cells {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cols: &[String]| {
-        let padded: Vec<String> = cols
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (c, w))| match i {
-                0 | 1 | 2 | 8 => format!("{c:<w$}"),
-                _ => format!("{c:>w$}"),
-            })
-            .collect();
-        padded.join("  ").trim_end().to_string()
-    };
-    let mut out = line(&HEADER.map(String::from));
+    let lines = columns(HEADER, &cells, &[0, 1, 2, 8]);
+    let mut out = lines[0].clone();
     out.push('\n');
-    for (r, c) in rows.iter().zip(&cells) {
-        out.push_str(&line(c));
+    for (r, line) in rows.iter().zip(&lines[1..]) {
+        out.push_str(line);
         out.push('\n');
         out.push_str(&format!(
             "    untuned {} | plan {}: {} | autotuned {}: {} | best {}\n",
@@ -208,13 +145,9 @@ pub fn table(rows: &[Row]) -> String {
         out.push_str(&format!(
             "    table: {}; tuning: {} launches, {}; second run with the stored decision timed {}\n",
             r.digest,
-            r.launches,
-            r.why,
-            if r.second_run_timed {
-                "SOMETHING"
-            } else {
-                "nothing"
-            }
+            r.tuning.launches,
+            r.tuning.why,
+            second_run(r.second_run_timed)
         ));
     }
     out
@@ -246,23 +179,17 @@ mod tests {
             autotuned: timed(2.0),
             best_config: "copy 4 passes of 256 MiB".into(),
             best: timed(2.0),
-            candidates_timed: 4,
-            candidates: 5,
-            tuning_ms: 60.0,
-            launches: 20,
-            cost_in_untuned: Some(20.0),
-            why: "fastest median".into(),
+            tuning: DecisionSummary {
+                candidates_timed: 4,
+                candidates: 5,
+                tuning_ms: 60.0,
+                launches: 20,
+                cost_in_untuned: Some(20.0),
+                why: "fastest median".into(),
+            },
             second_run_timed: false,
             digest: Digest::default(),
         }
-    }
-
-    #[test]
-    fn medians_and_spreads() {
-        let t = Timed::of(&[3.0, 1.0, 2.0, 5.0, 4.0]).expect("runs");
-        assert_eq!((t.median_ms, t.min_ms, t.max_ms), (3.0, 1.0, 5.0));
-        assert_eq!(Timed::of(&[1.0, 2.0]).map(|t| t.median_ms), Some(1.5));
-        assert_eq!(Timed::of(&[]), None);
     }
 
     #[test]

@@ -1,31 +1,17 @@
 //! GPU tests of the histogram: they run only with `MEMTUNE_GPU_TESTS=1`.
 
-use std::io::Write as _;
-
-use cudarc::driver::CudaContext;
 use memtune::autotune::{Autotuner, Mode};
 use memtune::core::plan::Approach;
 use memtune::core::tune::DecisionStore;
 use memtune::{MemoryKind, PlanSource};
+use memtune_example_support::testing::{gpu0, gpu_tests};
 use user_histogram::bench::{cpu_digest, run_once, split, tune_checked, SLOTS};
 use user_histogram::gpu::Gpu;
 use user_histogram::{reference, Case, Variant, SEED};
 
-fn gpu_tests(test: &str) -> bool {
-    if std::env::var("MEMTUNE_GPU_TESTS").is_ok_and(|v| v == "1") {
-        return true;
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: GPU test; set MEMTUNE_GPU_TESTS=1 on a machine with a GPU to run it"
-    );
-    false
-}
-
 fn open() -> Gpu {
-    let identity = memtune::device::identity(0).expect("a GPU");
-    let ctx = CudaContext::new(0).expect("a context");
-    Gpu::new(identity, ctx.default_stream()).expect("the kernels compile and load")
+    let (identity, stream) = gpu0();
+    Gpu::new(identity, stream).expect("the kernels compile and load")
 }
 
 /// Every approach and split, in every placement of table and input, builds the CPU

@@ -214,11 +214,6 @@ pub fn parse_grids(s: &str) -> Result<Grids, String> {
     Ok(Grids(grids))
 }
 
-/// Device memory a run may take: 80% of `free`.
-pub fn device_limit(free: u64) -> u64 {
-    free / 5 * 4
-}
-
 /// `--check-free`: refuses a case whose three buffers exceed `limit`.
 pub fn check_fits(case: &Case, limit: u64) -> Result<(), StencilError> {
     let need = case.device_bytes();
@@ -362,7 +357,6 @@ mod tests {
 
     #[test]
     fn limits() {
-        assert_eq!(device_limit(100 << 30), 80 << 30);
         let case = Case {
             dims: [512, 512, 512],
             dtype: Dtype::F32,

@@ -5,18 +5,18 @@
 
 use memtune::autotune::{Autotuner, Mode};
 use memtune::core::plan::{StencilPlan, StencilWorkload, Variant};
-use memtune::core::tune::{DecisionStore, Tunable};
+use memtune::core::tune::Tunable;
 use memtune::core::Profile;
-use memtune::{PlanSource, TunedPlan};
+use memtune::TunedPlan;
 
 use crate::gpu::{Gpu, Volume};
-use crate::report::{Row, Timed};
+use crate::report::{DecisionSummary, Row, Timed};
 use crate::StencilError;
+use memtune_example_support::bench as support;
 
 type Result<T> = std::result::Result<T, StencilError>;
 
-/// Timed runs per plan, after one warm-up.
-pub const RUNS: usize = 5;
+pub use memtune_example_support::bench::RUNS;
 /// The sweep's block widths along x for plain and staged blocks, heights along y and
 /// depths along z; blocks of [`SWEEP_MIN_THREADS`] to 1024 threads.
 pub const SWEEP_X: [u32; 3] = [32, 64, 128];
@@ -154,38 +154,21 @@ pub fn tune_checked(tuner: &Autotuner, gpu: &Gpu, volume: &Volume) -> Result<Tun
 /// Times `plans` round robin (one warm-up round, then [`RUNS`] rounds), each launch's
 /// output checked after its timed span. `Err` names the first plan whose output differs.
 pub fn time_plans(gpu: &Gpu, volume: &Volume, plans: &[StencilPlan]) -> Result<Vec<Timed>> {
-    let mut runs = vec![Vec::new(); plans.len()];
-    for round in 0..=RUNS {
-        for (i, plan) in plans.iter().enumerate() {
-            let ms = gpu.time(|| gpu.launch(volume, plan))?;
-            gpu.check(volume)
-                .map_err(|e| StencilError::Mismatch(format!("{}: {e}", label(plan))))?;
-            if round > 0 {
-                runs[i].push(ms);
-            }
-        }
-    }
-    runs.iter()
-        .zip(plans)
-        .map(|(r, p)| {
-            Timed::of(r)
-                .ok_or_else(|| StencilError::Autotune(format!("{}: no timed run", label(p))))
-        })
-        .collect()
+    let runs = support::round_robin(plans, |_, plan| {
+        let ms = gpu.time(|| gpu.launch(volume, plan))?;
+        gpu.check(volume)
+            .map_err(|e| StencilError::Mismatch(format!("{}: {e}", label(plan))))?;
+        Ok::<f64, StencilError>(ms)
+    })?;
+    support::medians(&runs, plans, label).map_err(StencilError::Autotune)
 }
 
 /// The device copy of the volume (input to output), timed as the plans are.
 pub fn time_copy(gpu: &Gpu, volume: &Volume) -> Result<Timed> {
-    let mut runs = Vec::new();
-    for round in 0..=RUNS {
-        let ms = gpu.time(|| gpu.copy(volume))?;
-        if round > 0 {
-            runs.push(ms);
-        }
-    }
+    let runs = support::round_robin(&[()], |_, ()| gpu.time(|| gpu.copy(volume)))?;
     gpu.poison(volume)?;
     gpu.sync()?;
-    Timed::of(&runs).ok_or_else(|| StencilError::Autotune("the copy: no timed run".into()))
+    Timed::of(&runs[0]).ok_or_else(|| StencilError::Autotune("the copy: no timed run".into()))
 }
 
 /// What every row of one bench shares.
@@ -208,9 +191,7 @@ impl Bench<'_> {
             .map_err(|e| StencilError::Autotune(format!("the planner: {e}")))?;
 
         // A fresh store: this run tunes; the second lookup must find its decision.
-        let dir = tempfile::tempdir()
-            .map_err(|e| StencilError::Io(format!("a temporary decision store: {e}")))?;
-        let store = DecisionStore::new(Some(dir.path().join("decisions")), None);
+        let (_dir, store) = support::fresh_store().map_err(StencilError::Io)?;
         let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
         let first = tune_checked(&tuner(Mode::Always), gpu, volume)?;
         let decision = first
@@ -222,9 +203,8 @@ impl Bench<'_> {
             eprintln!("warning: {w}");
         }
         let second = tune_checked(&tuner(Mode::Auto), gpu, volume)?;
-        let second_run_timed = second.launches > 0
-            || !matches!(second.tuned.source, PlanSource::Stored(_))
-            || !same(&second.tuned.plan, &first.tuned.plan);
+        let second_run_timed =
+            support::second_run_timed(&first.tuned, &second.tuned, second.launches > 0, same);
 
         // Every plan timed alike, each distinct launch once: the sweep, and the
         // autotuner's candidates where the sweep lacks them.
@@ -234,31 +214,22 @@ impl Bench<'_> {
             .into_iter()
             .map(|c| c.plan)
             .collect();
-        let mut plans: Vec<StencilPlan> = Vec::new();
-        for p in [&untuned, &model, &first.tuned.plan]
+        let swept = sweep(case.dims);
+        let launchable = [&untuned, &model, &first.tuned.plan]
             .into_iter()
             .chain(&candidates)
-            .chain(&sweep(case.dims))
-        {
-            if !plans.iter().any(|q| same(q, p)) && gpu.geometry(&case, p).is_ok() {
-                plans.push(p.clone());
-            }
-        }
+            .chain(&swept)
+            .filter(|p| gpu.geometry(&case, p).is_ok());
+        let plans = support::distinct(launchable, same);
         let times = time_plans(gpu, volume, &plans)?;
         let copy = time_copy(gpu, volume)?;
         let time_of = |p: &StencilPlan| {
-            plans
-                .iter()
-                .position(|q| same(q, p))
-                .map(|i| times[i])
+            support::time_of(&plans, &times, p, same)
                 .ok_or_else(|| StencilError::Autotune(format!("{} was not timed", label(p))))
         };
-        let (best_config, best) = plans
-            .iter()
-            .zip(&times)
-            .min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
-            .map(|(p, t)| (label(p), *t))
-            .ok_or_else(|| StencilError::Autotune("no plan was timed".into()))?;
+        let (best_config, best) =
+            support::fastest(plans.iter().zip(&times).map(|(p, t)| (label(p), *t)))
+                .ok_or_else(|| StencilError::Autotune("no plan was timed".into()))?;
         Ok(Row {
             variant: case.name(),
             dims: case.dims,
@@ -272,16 +243,7 @@ impl Bench<'_> {
             best,
             copy,
             plans_timed: plans.len(),
-            candidates_timed: decision
-                .candidates
-                .iter()
-                .filter(|c| !c.stats.runs_ms.is_empty())
-                .count(),
-            candidates: decision.candidates.len(),
-            tuning_ms: decision.tuning_ms,
-            launches: decision.launches,
-            cost_in_untuned: decision.cost_in_untuned,
-            why: decision.why,
+            tuning: DecisionSummary::of(&decision),
             second_run_timed,
         })
     }

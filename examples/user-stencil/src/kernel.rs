@@ -2,7 +2,7 @@
 //! of a plan (pure: checked here without a GPU).
 
 use memtune::core::plan::{Dtype, StencilPlan, Variant};
-use memtune::kernels::{compile_ptx, CompiledPtx, KernelSource};
+use memtune::kernels::{CompiledPtx, KernelSource};
 
 use crate::StencilError;
 
@@ -126,22 +126,9 @@ pub fn geometry(
     })
 }
 
-/// `sm_90` for compute capability 9.0.
-pub fn arch(major: u32, minor: u32) -> String {
-    format!("sm_{major}{minor}")
-}
-
 /// PTX of `kernels/stencil27.cu` for `arch`; NVRTC's warnings count as errors.
 pub fn compile(arch: &str) -> Result<CompiledPtx, StencilError> {
-    let ptx = compile_ptx(&SOURCE, arch, &[]).map_err(|e| StencilError::Compile(e.to_string()))?;
-    for entry in SOURCE.entries {
-        if !ptx.has_entry(entry) {
-            return Err(StencilError::Compile(format!(
-                "the PTX for {arch} has no entry {entry}"
-            )));
-        }
-    }
-    Ok(ptx)
+    memtune_example_support::gpu::compile(&SOURCE, arch).map_err(StencilError::Compile)
 }
 
 #[cfg(test)]
@@ -181,7 +168,6 @@ mod tests {
             }
         }
         assert!(SOURCE.entries.contains(&fill_entry(Dtype::F64).as_str()));
-        assert_eq!(arch(9, 0), "sm_90");
     }
 
     #[test]

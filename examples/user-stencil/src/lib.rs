@@ -117,6 +117,16 @@ impl StencilError {
     }
 }
 
+impl From<memtune_example_support::gpu::SetupError> for StencilError {
+    fn from(e: memtune_example_support::gpu::SetupError) -> StencilError {
+        use memtune_example_support::gpu::SetupError as S;
+        match e {
+            S::Compile(m) => StencilError::Compile(m),
+            S::Cuda { call, detail } => StencilError::Cuda { call, detail },
+        }
+    }
+}
+
 impl From<memtune::gpu::Error> for StencilError {
     fn from(e: memtune::gpu::Error) -> StencilError {
         StencilError::Gpu(e.to_string())

@@ -11,6 +11,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use memtune_example_support::args::device_limit;
+use memtune_example_support::report::write_json;
+use memtune_example_support::session::{self, Rows};
+
 use memtune::autotune::Autotuner;
 use memtune::core::plan::Dtype;
 use memtune::core::size::format_bytes;
@@ -71,13 +75,7 @@ fn open() -> Result<(Autotuner, Gpu)> {
         Autotuner::open(0, Some(root)).map_err(|e| StencilError::Autotune(e.to_string()))?;
     let gpu = Gpu::new(identity, stream)?;
     let id = gpu.identity();
-    println!(
-        "GPU 0: {} ({}), {} SMs; kernels compiled for {} by NVRTC",
-        id.name,
-        id.uuid,
-        id.sm_count,
-        user_stencil::kernel::arch(id.compute_capability.major, id.compute_capability.minor),
-    );
+    println!("{}", session::device_line(id, "kernels"));
     Ok((tuner, gpu))
 }
 
@@ -122,7 +120,7 @@ fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
     show_compile_time_plan();
     let (tuner, gpu) = open()?;
     if config.check_free {
-        args::check_fits(&case, args::device_limit(gpu.free_device_bytes()?))?;
+        args::check_fits(&case, device_limit(gpu.free_device_bytes()?))?;
     }
     let t0 = Instant::now();
     let volume = gpu.volume(case)?;
@@ -155,45 +153,10 @@ fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
 
     let tuning = bench::tune_checked(&tuner, &gpu, &volume)?;
     let tuned = &tuning.tuned;
-    for w in &tuned.warnings {
-        eprintln!("warning: {w}");
-    }
-    println!("chosen plan: {} ({})", tuned.label, tuned.source);
-    if let Some(d) = &tuned.decision {
-        println!("  why: {}", d.why);
-        for c in &d.candidates {
-            let median = c
-                .median_ms
-                .map_or("-".to_string(), |m| format!("{m:.3} ms"));
-            let note = c
-                .stats
-                .dropped
-                .as_deref()
-                .or(c.stats.error.as_deref())
-                .unwrap_or("");
-            println!(
-                "  candidate {:<24} {:<10} {median:>12}  {note}",
-                c.label,
-                format!("{:?}", c.origin)
-            );
-        }
-    }
-    if tuning.launches == 0 {
-        println!("nothing was timed: {}", tuned.source);
-    } else if let Some(d) = &tuned.decision {
-        let cost = d
-            .cost_in_untuned
-            .map_or(String::new(), |c| format!(", {c:.1} untuned launches"));
-        println!(
-            "timed now: {} launches, {:.1} ms{cost}; stored in {}",
-            tuning.launches,
-            d.tuning_ms,
-            tuner
-                .store()
-                .local_dir()
-                .map_or("(no cache directory)".into(), |p| p.display().to_string())
-        );
-    }
+    session::print_choice(tuned, 24, |c| {
+        c.stats.dropped.as_deref().or(c.stats.error.as_deref())
+    });
+    session::print_timed_now(&tuner, tuned, tuning.launches as usize);
 
     let ms = gpu.time(|| gpu.launch(&volume, &tuned.plan))?;
     gpu.check(&volume)?;
@@ -202,37 +165,27 @@ fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
         tuned.label,
         report::gb_per_s(case.bytes(), ms)
     );
-    if expect_stored && tuning.launches > 0 {
-        return Err(StencilError::Autotune(format!(
-            "--expect-stored: {} launches were timed; no stored decision was used",
-            tuning.launches
-        )));
-    }
-    Ok(())
+    session::expect_stored(expect_stored, tuning.launches as usize).map_err(StencilError::Autotune)
 }
 
 fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()> {
     let (tuner, gpu) = open()?;
     let profile = tuner.profile();
-    println!(
-        "profile: {} ({}), digest {}",
-        profile.device.name, profile.device.uuid, profile.digest
-    );
+    println!("{}", session::profile_line(profile));
     let uuid = gpu.identity().uuid.clone();
     let bench = Bench {
         gpu: &gpu,
         profile,
         uuid: &uuid,
     };
-    let mut rows: Vec<Row> = Vec::new();
-    let mut errors = Vec::new();
+    let mut rows: Rows<Row> = Rows::default();
     let mut skipped = 0;
     for &case in cases {
         let name = case.name();
         if config.check_free {
             // Volumes are freed after each row: each case is sized against the memory
             // free when it starts.
-            if let Err(e) = args::check_fits(&case, args::device_limit(gpu.free_device_bytes()?)) {
+            if let Err(e) = args::check_fits(&case, device_limit(gpu.free_device_bytes()?)) {
                 eprintln!("bench: {name}: skipped, {e}");
                 skipped += 1;
                 continue;
@@ -240,41 +193,18 @@ fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()>
         }
         let t = Instant::now();
         let row = gpu.volume(case).and_then(|volume| bench.row(&volume));
-        match row {
-            Ok(row) => {
-                eprintln!("bench: {name}: {:.1} s", t.elapsed().as_secs_f64());
-                rows.push(row);
-            }
-            Err(e) => {
-                eprintln!("bench: {name}: {e}");
-                errors.push(format!("{name}: {e}"));
-            }
-        }
+        rows.record(&name, t, row);
     }
-    print!("{}", report::table(&rows));
-    for e in &errors {
-        println!("error: {e}");
-    }
+    rows.print(&report::table(&rows.rows));
     if let Some(path) = json {
         let id = gpu.identity();
-        let used = format!(
-            "{} {} {}",
-            profile.device.name, profile.device.uuid, profile.digest
-        );
-        let doc = report::document(&id.name, &id.uuid, &used, &rows, &errors);
-        let text =
-            serde_json::to_string_pretty(&doc).map_err(|e| StencilError::Io(e.to_string()))?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| StencilError::Io(format!("writing {}: {e}", path.display())))?;
+        let used = session::profile_used(profile);
+        let doc = report::document(&id.name, &id.uuid, &used, &rows.rows, &rows.errors);
+        write_json(path, &doc).map_err(StencilError::Io)?;
         println!("wrote {}", path.display());
     }
-    if !errors.is_empty() {
-        return Err(StencilError::Bench(format!(
-            "{} bench rows failed (see above)",
-            errors.len()
-        )));
-    }
-    if rows.is_empty() && skipped > 0 {
+    rows.failed().map_err(StencilError::Bench)?;
+    if rows.rows.is_empty() && skipped > 0 {
         return Err(StencilError::TooLarge(format!(
             "--check-free: all {skipped} grids were too large for the free memory"
         )));

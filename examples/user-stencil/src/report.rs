@@ -1,46 +1,11 @@
 //! The bench's rows: a text table and the JSON document of `--json`.
 
 use memtune::core::size::format_bytes;
+use memtune_example_support::report::{self as support, columns, ratio, second_run};
 use serde_json::{json, Value};
 
-/// A median of timed runs and their spread.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timed {
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-}
-
-impl Timed {
-    /// `None` without runs.
-    pub fn of(runs: &[f64]) -> Option<Timed> {
-        let mut v: Vec<f64> = runs.iter().copied().filter(|x| x.is_finite()).collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        // The middle run; the mean of the two middle ones for an even count.
-        let n = v.len();
-        let median_ms = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Some(Timed {
-            median_ms,
-            min_ms: v[0],
-            max_ms: v[n - 1],
-        })
-    }
-
-    /// `3.449 (3.401..3.512)`.
-    pub fn show(&self) -> String {
-        format!(
-            "{:.3} ({:.3}..{:.3})",
-            self.median_ms, self.min_ms, self.max_ms
-        )
-    }
-}
+pub use memtune_example_support::bench::DecisionSummary;
+pub use memtune_example_support::report::Timed;
 
 /// One case of the bench.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,21 +26,9 @@ pub struct Row {
     pub copy: Timed,
     /// Distinct plans timed for the best (the sweep and the autotuner's candidates).
     pub plans_timed: usize,
-    pub candidates_timed: usize,
-    pub candidates: usize,
-    pub tuning_ms: f64,
-    pub launches: u32,
-    pub cost_in_untuned: Option<f64>,
-    pub why: String,
+    /// The autotuner's decision, from the first (tuning) call.
+    pub tuning: DecisionSummary,
     pub second_run_timed: bool,
-}
-
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        f64::NAN
-    }
 }
 
 /// GB/s of a sweep that reads and writes each of `bytes` once in `ms`.
@@ -110,13 +63,13 @@ impl Row {
             "autotuned_ms": self.autotuned.median_ms,
             "best_ms": self.best.median_ms,
             "best_config": self.best_config,
-            "candidates_timed": self.candidates_timed,
-            "tuning_ms": self.tuning_ms,
+            "candidates_timed": self.tuning.candidates_timed,
+            "tuning_ms": self.tuning.tuning_ms,
             "plan_config": self.plan_config,
             "autotuned_config": self.autotuned_config,
             "copy_ms": self.copy.median_ms,
             "plans_timed": self.plans_timed,
-            "cost_in_untuned": self.cost_in_untuned,
+            "cost_in_untuned": self.tuning.cost_in_untuned,
             "second_run_timed": self.second_run_timed,
         })
     }
@@ -124,13 +77,13 @@ impl Row {
 
 /// The `--json` document.
 pub fn document(device: &str, uuid: &str, profile: &str, rows: &[Row], errors: &[String]) -> Value {
-    json!({
-        "device": device,
-        "uuid": uuid,
-        "profile": profile,
-        "rows": rows.iter().map(Row::json).collect::<Vec<_>>(),
-        "errors": errors,
-    })
+    support::document(
+        device,
+        uuid,
+        profile,
+        rows.iter().map(Row::json).collect(),
+        errors,
+    )
 }
 
 const HEADER: [&str; 13] = [
@@ -167,32 +120,15 @@ pub fn table(rows: &[Row]) -> String {
                 format!("{:.3}", r.untuned_over_plan()),
                 format!("{:.0}", gb_per_s(r.bytes, r.best.median_ms)),
                 format!("{:.1}%", 100.0 * r.of_copy(&r.best)),
-                format!("{} of {}", r.candidates_timed, r.candidates),
+                format!("{} of {}", r.tuning.candidates_timed, r.tuning.candidates),
             ]
         })
         .collect();
-    let mut widths = HEADER.map(str::len);
-    for row in &cells {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cols: &[String]| {
-        let padded: Vec<String> = cols
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (c, w))| match i {
-                0 | 1 | 6 => format!("{c:<w$}"),
-                _ => format!("{c:>w$}"),
-            })
-            .collect();
-        padded.join("  ").trim_end().to_string()
-    };
-    let mut out = line(&HEADER.map(String::from));
+    let lines = columns(HEADER, &cells, &[0, 1, 6]);
+    let mut out = lines[0].clone();
     out.push('\n');
-    for (r, c) in rows.iter().zip(&cells) {
-        out.push_str(&line(c));
+    for (r, line) in rows.iter().zip(&lines[1..]) {
+        out.push_str(line);
         out.push('\n');
         out.push_str(&format!(
             "    untuned {} | plan {}: {} | autotuned {}: {} | best of {} plans {}\n",
@@ -213,16 +149,12 @@ pub fn table(rows: &[Row]) -> String {
         ));
         out.push_str(&format!(
             "    tuning: {} launches, {:.1} ms{}, {}; second run with the stored decision timed {}\n",
-            r.launches,
-            r.tuning_ms,
-            r.cost_in_untuned
+            r.tuning.launches,
+            r.tuning.tuning_ms,
+            r.tuning.cost_in_untuned
                 .map_or(String::new(), |c| format!(" ({c:.1} untuned launches)")),
-            r.why,
-            if r.second_run_timed {
-                "SOMETHING"
-            } else {
-                "nothing"
-            }
+            r.tuning.why,
+            second_run(r.second_run_timed)
         ));
     }
     out
@@ -254,23 +186,16 @@ mod tests {
             best: timed(1.6),
             copy: timed(0.04),
             plans_timed: 90,
-            candidates_timed: 4,
-            candidates: 5,
-            tuning_ms: 60.0,
-            launches: 20,
-            cost_in_untuned: Some(20.0),
-            why: "fastest median".into(),
+            tuning: DecisionSummary {
+                candidates_timed: 4,
+                candidates: 5,
+                tuning_ms: 60.0,
+                launches: 20,
+                cost_in_untuned: Some(20.0),
+                why: "fastest median".into(),
+            },
             second_run_timed: false,
         }
-    }
-
-    #[test]
-    fn medians_and_spreads() {
-        let t = Timed::of(&[3.0, 1.0, 2.0, 5.0, 4.0]).expect("runs");
-        assert_eq!((t.median_ms, t.min_ms, t.max_ms), (3.0, 1.0, 5.0));
-        assert_eq!(Timed::of(&[1.0, 2.0]).map(|t| t.median_ms), Some(1.5));
-        assert_eq!(Timed::of(&[f64::NAN]), None);
-        assert_eq!(Timed::of(&[]), None);
     }
 
     #[test]

@@ -1,32 +1,19 @@
 //! GPU tests of the stencil: they run only with `MEMTUNE_GPU_TESTS=1`.
 
-use std::io::Write as _;
-
-use cudarc::driver::{CudaContext, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use memtune::autotune::{Autotuner, Mode};
 use memtune::core::plan::{Dtype, Variant};
 use memtune::core::tune::{DecisionStore, Tunable};
 use memtune::PlanSource;
+use memtune_example_support::testing::{gpu0, gpu_tests};
 use user_stencil::bench::{label, plan, run_checked, run_untuned, sweep, tune_checked};
 use user_stencil::gpu::{Gpu, Volume};
 use user_stencil::reference::{self, Real};
 use user_stencil::Case;
 
-fn gpu_tests(test: &str) -> bool {
-    if std::env::var("MEMTUNE_GPU_TESTS").is_ok_and(|v| v == "1") {
-        return true;
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: GPU test; set MEMTUNE_GPU_TESTS=1 on a machine with a GPU to run it"
-    );
-    false
-}
-
 fn open() -> Gpu {
-    let identity = memtune::device::identity(0).expect("a GPU");
-    let ctx = CudaContext::new(0).expect("a context");
-    Gpu::new(identity, ctx.default_stream()).expect("the kernels compile and load")
+    let (identity, stream) = gpu0();
+    Gpu::new(identity, stream).expect("the kernels compile and load")
 }
 
 /// Runs `p` and compares its output with the CPU reference, bit for bit (the output is

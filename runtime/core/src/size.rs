@@ -1,5 +1,5 @@
 //! Byte-size units as people write them (`16 GiB`, `512MiB`), all binary, for the macros'
-//! arguments and the command line (`tuner/cli/src/cli/size.rs` parses with these units).
+//! arguments, the command line and the examples ([`parse`]).
 
 /// What the units are, for error messages.
 pub const UNITS: &str = "B, KiB, MiB, GiB or TiB";
@@ -20,6 +20,28 @@ pub fn unit_shift(unit: &str) -> Option<u32> {
 /// `n` of `unit`, `None` when the unit is unknown or the product overflows.
 pub fn bytes(n: u64, unit: &str) -> Option<u64> {
     unit_shift(unit).and_then(|shift| n.checked_mul(1u64 << shift))
+}
+
+/// Why a text is not a size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("no whole number")]
+    NotANumber,
+    #[error("unknown unit `{0}`; use {UNITS}")]
+    UnknownUnit(String),
+    #[error("too large")]
+    TooLarge,
+}
+
+/// A whole number with an optional unit (`4096`, `64KiB`, `2 MiB`, `16G`), in bytes; the
+/// caller bounds it (zero included).
+pub fn parse(text: &str) -> Result<u64, SizeError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| SizeError::NotANumber)?;
+    let shift = unit_shift(unit).ok_or_else(|| SizeError::UnknownUnit(unit.trim().to_string()))?;
+    n.checked_mul(1u64 << shift).ok_or(SizeError::TooLarge)
 }
 
 const FORMAT_UNITS: [(u64, &str); 4] = [
@@ -66,5 +88,16 @@ mod tests {
         assert_eq!(format_bytes(12_025_908_428), "11.20 GiB");
         assert_eq!(format_bytes(4), "4 bytes");
         assert_eq!(format_bytes(64 << 10), "64 KiB");
+    }
+
+    #[test]
+    fn parses_numbers_with_units_and_says_what_is_wrong() {
+        assert_eq!(parse(" 64KiB "), Ok(64 << 10));
+        assert_eq!(parse("2 MiB"), Ok(2 << 20));
+        assert_eq!(parse("0"), Ok(0));
+        assert_eq!(parse("GiB"), Err(SizeError::NotANumber));
+        assert_eq!(parse("-1"), Err(SizeError::NotANumber));
+        assert_eq!(parse("1.5GiB"), Err(SizeError::UnknownUnit(".5GiB".into())));
+        assert_eq!(parse("99999999999TiB"), Err(SizeError::TooLarge));
     }
 }

@@ -3,21 +3,15 @@
 
 /// Parses a byte size; the error says what is accepted.
 pub fn parse(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size; write e.g. 4096, 64KiB, 2MiB or 16GiB"))?;
-    let shift = memtune_core::size::unit_shift(unit).ok_or_else(|| {
-        format!(
-            "`{text}`: unknown unit `{unit}`; use {}",
-            memtune_core::size::UNITS
-        )
-    })?;
-    n.checked_mul(1u64 << shift)
-        .filter(|&v| v > 0)
-        .ok_or_else(|| format!("`{text}` is zero or too large"))
+    use memtune_core::size::{self, SizeError};
+    match size::parse(text) {
+        Ok(0) | Err(SizeError::TooLarge) => Err(format!("`{text}` is zero or too large")),
+        Ok(n) => Ok(n),
+        Err(SizeError::NotANumber) => Err(format!(
+            "`{text}` is not a size; write e.g. 4096, 64KiB, 2MiB or 16GiB"
+        )),
+        Err(e) => Err(format!("`{text}`: {e}")),
+    }
 }
 
 #[cfg(test)]
