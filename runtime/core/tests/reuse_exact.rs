@@ -1,10 +1,10 @@
 //! Exact reuse distances: hand-computed traces, brute force on random traces, granularity,
 //! the empty trace, and the histogram's derived forms.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use memtune_core::reuse::{
-    analyze_slice, exact, log2_bin, ExactAnalyzer, Histogram, Mode, Options, COLD,
+    analyze_slice, exact, log2_bin, Distances, ExactAnalyzer, Histogram, Mode, Options, COLD,
 };
 
 /// splitmix64: a small deterministic generator for test traces.
@@ -142,10 +142,10 @@ fn reuse_granularity_groups_addresses() {
     };
     let h = analyze_slice(&t, Mode::ExactCpu, &opts(64)).unwrap();
     assert_eq!((h.references, h.distinct, h.cold), (5, 3, 3));
-    assert_eq!(h.exact, BTreeMap::from([(1, 2)])); // items 0 1 0 2 0
-                                                   // A granularity that is not a power of two: 0..=99 and 100..=199.
+    assert_eq!(h.exact, Distances::from([(1, 2)])); // items 0 1 0 2 0
+                                                    // A granularity that is not a power of two: 0..=99 and 100..=199.
     let h = analyze_slice(&[5, 150, 99, 100], Mode::ExactCpu, &opts(100)).unwrap();
-    assert_eq!(h.exact, BTreeMap::from([(1, 2)]));
+    assert_eq!(h.exact, Distances::from([(1, 2)]));
     assert!(analyze_slice(&t, Mode::ExactCpu, &opts(0)).is_err());
 }
 
@@ -155,7 +155,7 @@ fn reuse_histogram_forms() {
     let t = letters("abcaabc");
     let h = exact::histogram(&t).unwrap();
     assert_eq!(exact::distances(&t), vec![COLD, COLD, COLD, 2, 0, 2, 2]);
-    assert_eq!(h.exact, BTreeMap::from([(0, 1), (2, 3)]));
+    assert_eq!(h.exact, Distances::from([(0, 1), (2, 3)]));
     let bins = h.log2_bins();
     assert_eq!(bins.len(), 3);
     assert_eq!((bins[0].lo, bins[0].hi, bins[0].count), (0, 0, 1));

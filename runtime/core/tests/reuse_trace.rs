@@ -241,7 +241,7 @@ fn reuse_lackey_records() {
     assert_eq!(data[i + 1], 0x004a_b4b0);
     let h = analyze_slice(&data, Mode::ExactCpu, &Options::default()).unwrap();
     assert_eq!(h.references, 27);
-    assert!(h.exact.get(&0).copied().unwrap_or(0) >= 3);
+    assert!(h.exact.get(0).unwrap_or(0) >= 3);
     // 64-byte items: neighbouring words share an item.
     let lines = Options {
         granularity: 64,

@@ -2,9 +2,9 @@
 //! log2 bins, its cumulative form, and the miss-ratio curve of a fully associative LRU
 //! cache (a reference hits a cache of `c` items exactly when its distance is below `c`).
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
+
+use super::Distances;
 
 /// Reuse-distance histogram. Invariant: `references == cold + sum of exact counts`.
 /// JSON: `references`, `distinct`, `cold`, `histogram` as `[distance, count]` pairs, and
@@ -17,9 +17,9 @@ pub struct Histogram {
     pub distinct: u64,
     /// First uses: infinite distance, a miss in every cache.
     pub cold: u64,
-    /// Finite distance -> references with it; zero counts are left out.
-    #[serde(rename = "histogram", with = "pairs")]
-    pub exact: BTreeMap<u64, u64>,
+    /// Finite distances with the references at each; zero counts are left out.
+    #[serde(rename = "histogram")]
+    pub exact: Distances,
     /// Present when the histogram is an estimate from a sample of the items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<SampleInfo>,
@@ -84,7 +84,7 @@ impl Histogram {
 
     /// Counts in log2 bins; bins up to the largest distance, empty ones included.
     pub fn log2_bins(&self) -> Vec<Log2Bin> {
-        let Some((&max, _)) = self.exact.last_key_value() else {
+        let Some((max, _)) = self.exact.last() else {
             return Vec::new();
         };
         let bins = log2_bin(max) + 1;
@@ -99,7 +99,7 @@ impl Histogram {
                 Log2Bin { lo, hi, count: 0 }
             })
             .collect();
-        for (&d, &n) in &self.exact {
+        for &(d, n) in &self.exact {
             out[log2_bin(d)].count += n;
         }
         out
@@ -112,7 +112,7 @@ impl Histogram {
         let mut sum = 0u64;
         self.exact
             .iter()
-            .map(|(&d, &n)| {
+            .map(|&(d, n)| {
                 sum += n;
                 (d, sum as f64 / total)
             })
@@ -125,7 +125,12 @@ impl Histogram {
         if self.references == 0 {
             return 0.0;
         }
-        let far: u64 = self.exact.range(capacity..).map(|(_, &n)| n).sum();
+        let far: u64 = self
+            .exact
+            .from_distance(capacity)
+            .iter()
+            .map(|&(_, n)| n)
+            .sum();
         (self.cold + far) as f64 / self.references as f64
     }
 
@@ -135,7 +140,7 @@ impl Histogram {
         let mut misses = self.references;
         let mut points = Vec::with_capacity(self.exact.len() + 1);
         points.push((0, if self.references == 0 { 0.0 } else { 1.0 }));
-        for (&d, &n) in &self.exact {
+        for &(d, n) in &self.exact {
             misses -= n.min(misses);
             points.push((d.saturating_add(1), misses as f64 / total));
         }
@@ -235,20 +240,14 @@ impl Counts {
     /// Adds a histogram's finite distances and its references (its cold ones are the
     /// caller's to resolve, so they are not counted).
     pub(crate) fn add_finite(&mut self, h: &Histogram) {
-        for (&d, &n) in &h.exact {
+        for &(d, n) in &h.exact {
             self.add(d, n);
         }
     }
 
     pub(crate) fn into_histogram(mut self, distinct: u64) -> Histogram {
         self.flush();
-        let exact = self
-            .dense
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(d, &n)| (d as u64, n))
-            .collect();
+        let exact = Distances::from_dense(&self.dense);
         Histogram {
             references: self.references,
             distinct,
@@ -256,25 +255,5 @@ impl Counts {
             exact,
             sample: None,
         }
-    }
-}
-
-/// Serde of the exact map as `[distance, count]` pairs.
-mod pairs {
-    use std::collections::BTreeMap;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(map: &BTreeMap<u64, u64>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(map.iter().map(|(&d, &n)| [d, n]))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u64, u64>, D::Error> {
-        let pairs = Vec::<(u64, u64)>::deserialize(d)?;
-        let mut map = BTreeMap::new();
-        for (dist, n) in pairs.into_iter().filter(|&(_, n)| n > 0) {
-            *map.entry(dist).or_insert(0) += n;
-        }
-        Ok(map)
     }
 }

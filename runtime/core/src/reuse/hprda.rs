@@ -431,7 +431,7 @@ impl HpRdaAnalyzer {
             references: self.references,
             distinct,
             cold: distinct,
-            exact,
+            exact: exact.into_iter().collect(),
             sample: None,
         })
     }
@@ -503,11 +503,7 @@ mod tests {
             (b'g', 4, 0),
         ];
         assert_eq!(table, figure);
-        assert_eq!(
-            c.into_histogram(0).exact.get(&1),
-            Some(&1),
-            "c reused over b"
-        );
+        assert_eq!(c.into_histogram(0).exact.get(1), Some(1), "c reused over b");
     }
 
     #[test]
@@ -540,10 +536,10 @@ mod tests {
         t.push(100);
         let h = histogram(&t, small(64, 2, false), 1).expect("hp-rda");
         // True distance 4; formula 1 sums each sub-trace's 4 items (and the first's tail).
-        assert!(h.exact.keys().any(|&d| d > 5), "{:?}", h.exact);
+        assert!(h.exact.keys().any(|d| d > 5), "{:?}", h.exact);
         let adjusted = histogram(&t, small(64, 2, true), 1).expect("hp-rda");
         assert!(
-            adjusted.exact.keys().all(|&d| d <= 5),
+            adjusted.exact.keys().all(|d| d <= 5),
             "{:?}",
             adjusted.exact
         );

@@ -10,19 +10,20 @@
 //!   [`parallel`] runs them on every core.
 //! - [`shards`]: SHARDS sampling at a fixed rate or a fixed budget.
 //! - [`hprda`]: HP-RDA, the parallel approximation of Cui et al., on the CPU.
-//! - [`Histogram`]: exact and log2 bins, CDF, miss-ratio curve.
+//! - [`Histogram`]: exact ([`Distances`]) and log2 bins, CDF, miss-ratio curve.
 //!
 //! ```
 //! use memtune_core::reuse::{analyze_slice, Mode, Options};
 //!
 //! let h = analyze_slice(&[0xa0, 0xb0, 0xc0, 0xa0], Mode::ExactCpu, &Options::default()).unwrap();
 //! assert_eq!((h.references, h.distinct, h.cold), (4, 3, 3));
-//! assert_eq!(h.exact.get(&2), Some(&1)); // a's reuse sees b and c
+//! assert_eq!(h.exact.get(2), Some(1)); // a's reuse sees b and c
 //! assert_eq!(h.miss_ratio(3), 0.75);     // a 3-item cache hits only that reuse
 //! ```
 
 mod analyze;
 mod chunk;
+mod distances;
 mod error;
 pub mod exact;
 mod fenwick;
@@ -43,6 +44,7 @@ pub use analyze::{
     analyze, analyze_slice, analyze_with_progress, Analyzer, Mode, Options, Sampling,
 };
 pub use chunk::{merge, summarize, ChunkAnalyzer, ChunkSummary, Merger};
+pub use distances::Distances;
 pub use error::ReuseError;
 pub use exact::{ExactAnalyzer, COLD};
 pub use granularity::Granularity;

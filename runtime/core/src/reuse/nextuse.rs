@@ -19,9 +19,7 @@
 //! later parts' items sorted, and its entries count the smaller next uses of later parts by
 //! a search in their sorted `next`.
 
-use std::collections::BTreeMap;
-
-use super::Histogram;
+use super::{Distances, Histogram};
 
 /// Most references the method takes: positions and `n + p` fit in a `u32`.
 pub const MAX_REFERENCES: u64 = (1 << 31) - 1;
@@ -249,12 +247,7 @@ pub fn count(dense: &mut Vec<u64>, d: u32) {
 /// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
 /// one per distinct item.
 pub fn from_dense<N: Copy + Into<u64>>(references: u64, dense: &[N]) -> Histogram {
-    let exact: BTreeMap<u64, u64> = dense
-        .iter()
-        .enumerate()
-        .map(|(d, &n)| (d as u64, n.into()))
-        .filter(|&(_, n)| n > 0)
-        .collect();
+    let exact = Distances::from_dense(dense);
     let cold = references.saturating_sub(exact.values().sum());
     Histogram {
         references,

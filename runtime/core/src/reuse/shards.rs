@@ -157,7 +157,7 @@ impl ShardsAnalyzer {
             references: weighted + lack,
             distinct: (self.stack.len() as f64 / rate).round() as u64,
             cold,
-            exact,
+            exact: exact.into_iter().collect(),
             sample: Some(SampleInfo {
                 rate,
                 trace_references: self.trace_references,

@@ -535,8 +535,8 @@ fn print_table(args: &ReuseArgs, method: &Method, h: &Histogram, predictions: &[
             }
         }
         Bins::Exact => {
-            for (d, c) in &h.exact {
-                println!("{d:>24}  {c:>14}  {:>7.2}%", share(*c));
+            for &(d, c) in &h.exact {
+                println!("{d:>24}  {c:>14}  {:>7.2}%", share(c));
             }
         }
     }

@@ -88,9 +88,7 @@ fn ratio_axis(label: &str) -> Axis {
 /// Capacity in items past which the histogram's curves are flat: one past its largest
 /// distance.
 fn top(h: &Histogram) -> u64 {
-    h.exact
-        .last_key_value()
-        .map_or(1, |(&d, _)| d.saturating_add(1))
+    h.exact.last().map_or(1, |(d, _)| d.saturating_add(1))
 }
 
 /// One curve per granularity with references: `y(miss ratio)` at log-spaced capacities up
