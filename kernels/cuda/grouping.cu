@@ -49,22 +49,17 @@
 static_assert(MEMTUNE_GROUPING_BLOCK % 32 == 0 && MEMTUNE_GROUPING_BLOCK <= 1024,
               "MEMTUNE_GROUPING_BLOCK must be a multiple of 32, at most 1024");
 
-// Murmur3's 32-bit finalizer.
-__device__ __forceinline__ unsigned int memtune_fmix32(unsigned int h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
-// Home bucket of `key`; capacity is a power of two <= 2^32, so the mask fits 32 bits.
+// Home bucket of `key`: fmix32, then p.work more rounds (h = fmix32(h + key)), the
+// per-key work of a heavier hash; capacity is a power of two <= 2^32, so the mask fits
+// 32 bits.
 __device__ __forceinline__ unsigned int memtune_home(unsigned int key,
                                                      const memtune_grouping_params& p)
 {
-    return memtune_fmix32(key) & (unsigned int)(p.capacity - 1);
+    unsigned int h = memtune_fmix32(key);
+    for (unsigned int k = 0; k < p.work; ++k) {
+        h = memtune_fmix32(h + key);
+    }
+    return h & (unsigned int)(p.capacity - 1);
 }
 
 __device__ __forceinline__ bool memtune_in_scope(unsigned int home,

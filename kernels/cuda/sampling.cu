@@ -13,7 +13,9 @@
 //
 // Thread t (global 1-D index) seeds a 64-bit LCG with seed ^ (t * golden ratio), then
 // p.reads_per_thread times steps it and takes pos = high 64 bits of (state * n_words),
-// uniform in [0, n_words); it adds data[pos] when pos is in [scope_begin, scope_end).
+// uniform in [0, n_words); it adds data[pos] when pos is in [scope_begin, scope_end),
+// after p.work rounds of mixing (v = fmix32(v + k) for k = 0..work): the compute a
+// kernel does per read, which the passes split as they split the reads.
 // memtune_kernels::reference::sampling recomputes the sum on the CPU.
 //
 // Launch: 1-D grid of any size (the grid size is part of the result: it sets how many
@@ -42,12 +44,28 @@ extern "C" __global__ void __launch_bounds__(MEMTUNE_SAMPLING_BLOCK)
     // 64-bit per thread: a thread's u32 values cannot wrap it, so only the global sum
     // wraps, and that wraps the same way however the reads are split into passes.
     unsigned long long acc = 0;
+    if (p.work == 0) {
 #pragma unroll MEMTUNE_SAMPLING_UNROLL
-    for (unsigned int r = 0; r < p.reads_per_thread; ++r) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        unsigned long long pos = __umul64hi(x, p.n_words);
-        if (pos >= p.scope_begin && pos < p.scope_end) {
-            acc += data[pos];
+        for (unsigned int r = 0; r < p.reads_per_thread; ++r) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned long long pos = __umul64hi(x, p.n_words);
+            if (pos >= p.scope_begin && pos < p.scope_end) {
+                acc += data[pos];
+            }
+        }
+    } else {
+        // A separate loop, so that the plain kernel's code is what it was without work.
+#pragma unroll MEMTUNE_SAMPLING_UNROLL
+        for (unsigned int r = 0; r < p.reads_per_thread; ++r) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned long long pos = __umul64hi(x, p.n_words);
+            if (pos >= p.scope_begin && pos < p.scope_end) {
+                unsigned int v = data[pos];
+                for (unsigned int k = 0; k < p.work; ++k) {
+                    v = memtune_fmix32(v + k);
+                }
+                acc += v;
+            }
         }
     }
     // One atomic per warp rather than per thread keeps the result word off the

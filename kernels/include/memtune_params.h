@@ -58,8 +58,11 @@ typedef struct memtune_sampling_params {
     unsigned long long scope_end;
     /** Positions each thread draws (and, within the scope, reads). */
     unsigned int reads_per_thread;
-    /** Zero; spelled out so the struct has no implicit padding. */
-    unsigned int pad;
+    /**
+     * Rounds of Murmur3's 32-bit finalizer (fmix32) applied to each value read before it is summed:
+     * the work a kernel does per read. 0: the value as read.
+     */
+    unsigned int work;
 } memtune_sampling_params;
 
 /* ---- Hash grouping (grouping.cu) -------------------------------------------------- */
@@ -97,6 +100,13 @@ typedef struct memtune_grouping_params {
     unsigned long long scope_begin;
     /** One past the last bucket of this pass's scope; capacity for an unscoped run. */
     unsigned long long scope_end;
+    /**
+     * Extra rounds of hashing per key before its home bucket is taken: per-key work that
+     * every pass repeats for every key it reads. 0: one fmix32 (Murmur3's finalizer).
+     */
+    unsigned int work;
+    /** Zero; spelled out so the struct has no implicit padding. */
+    unsigned int pad;
 } memtune_grouping_params;
 
 /* ---- 3-D 6-neighbour stencil (stencil.cu) ----------------------------------------- */
@@ -109,5 +119,20 @@ typedef struct memtune_stencil_params {
     /** Times each interior cell re-reads and sums its 6 neighbours (the seed's 1, 6, 12). */
     unsigned int repeats;
 } memtune_stencil_params;
+
+/* ---- Device code shared by the kernels (CUDA only; bindgen never sees it) --------- */
+
+#ifdef __CUDACC__
+/** Murmur3's 32-bit finalizer: grouping's hash, and the work of sampling and grouping. */
+__device__ __forceinline__ unsigned int memtune_fmix32(unsigned int h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+#endif
 
 #endif /* MEMTUNE_PARAMS_H */

@@ -103,8 +103,13 @@ impl memtune_sampling_params {
             scope_begin: 0,
             scope_end: n_words,
             reads_per_thread,
-            pad: 0,
+            work: 0,
         })
+    }
+
+    /// The same run with `work` rounds of mixing per value read (`memtune_sampling_params::work`).
+    pub fn with_work(self, work: u32) -> Self {
+        Self { work, ..self }
     }
 
     /// The same run restricted to the words in `scope` (one pass of a scoped run).
@@ -138,7 +143,14 @@ impl memtune_grouping_params {
             capacity,
             scope_begin: 0,
             scope_end: capacity,
+            work: 0,
+            pad: 0,
         })
+    }
+
+    /// The same pass with `work` extra hash rounds per key (`memtune_grouping_params::work`).
+    pub fn with_work(self, work: u32) -> Self {
+        Self { work, ..self }
     }
 
     /// The same pass restricted to the keys whose home bucket is in `scope`.

@@ -21,8 +21,8 @@ pub struct memtune_sampling_params {
     pub scope_end: ::std::os::raw::c_ulonglong,
     #[doc = " Positions each thread draws (and, within the scope, reads)."]
     pub reads_per_thread: ::std::os::raw::c_uint,
-    #[doc = " Zero; spelled out so the struct has no implicit padding."]
-    pub pad: ::std::os::raw::c_uint,
+    #[doc = " Rounds of Murmur3's 32-bit finalizer (fmix32) applied to each value read before it is summed:\n the work a kernel does per read. 0: the value as read."]
+    pub work: ::std::os::raw::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -39,8 +39,8 @@ const _: () = {
         [::std::mem::offset_of!(memtune_sampling_params, scope_end) - 24usize];
     ["Offset of field: memtune_sampling_params::reads_per_thread"]
         [::std::mem::offset_of!(memtune_sampling_params, reads_per_thread) - 32usize];
-    ["Offset of field: memtune_sampling_params::pad"]
-        [::std::mem::offset_of!(memtune_sampling_params, pad) - 36usize];
+    ["Offset of field: memtune_sampling_params::work"]
+        [::std::mem::offset_of!(memtune_sampling_params, work) - 36usize];
 };
 #[doc = " One hash-table bucket: a key and how often it occurred (wraps at 2^32)."]
 #[repr(C)]
@@ -96,10 +96,14 @@ pub struct memtune_grouping_params {
     pub scope_begin: ::std::os::raw::c_ulonglong,
     #[doc = " One past the last bucket of this pass's scope; capacity for an unscoped run."]
     pub scope_end: ::std::os::raw::c_ulonglong,
+    #[doc = " Extra rounds of hashing per key before its home bucket is taken: per-key work that\n every pass repeats for every key it reads. 0: one fmix32 (Murmur3's finalizer)."]
+    pub work: ::std::os::raw::c_uint,
+    #[doc = " Zero; spelled out so the struct has no implicit padding."]
+    pub pad: ::std::os::raw::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of memtune_grouping_params"][::std::mem::size_of::<memtune_grouping_params>() - 32usize];
+    ["Size of memtune_grouping_params"][::std::mem::size_of::<memtune_grouping_params>() - 40usize];
     ["Alignment of memtune_grouping_params"]
         [::std::mem::align_of::<memtune_grouping_params>() - 8usize];
     ["Offset of field: memtune_grouping_params::n_keys"]
@@ -110,6 +114,10 @@ const _: () = {
         [::std::mem::offset_of!(memtune_grouping_params, scope_begin) - 16usize];
     ["Offset of field: memtune_grouping_params::scope_end"]
         [::std::mem::offset_of!(memtune_grouping_params, scope_end) - 24usize];
+    ["Offset of field: memtune_grouping_params::work"]
+        [::std::mem::offset_of!(memtune_grouping_params, work) - 32usize];
+    ["Offset of field: memtune_grouping_params::pad"]
+        [::std::mem::offset_of!(memtune_grouping_params, pad) - 36usize];
 };
 #[doc = " Parameters of one stencil sweep over an nx x ny x nz volume, x fastest."]
 #[repr(C)]

@@ -257,7 +257,7 @@ fn nvrtc_and_rust_agree_on_the_param_layout() {
                 "reads_per_thread",
                 offset_of!(SamplingParams, reads_per_thread),
             ),
-            ("pad", offset_of!(SamplingParams, pad)),
+            ("work", offset_of!(SamplingParams, work)),
         ],
     );
     layout(
@@ -268,6 +268,8 @@ fn nvrtc_and_rust_agree_on_the_param_layout() {
             ("capacity", offset_of!(GroupingParams, capacity)),
             ("scope_begin", offset_of!(GroupingParams, scope_begin)),
             ("scope_end", offset_of!(GroupingParams, scope_end)),
+            ("work", offset_of!(GroupingParams, work)),
+            ("pad", offset_of!(GroupingParams, pad)),
         ],
     );
     layout(

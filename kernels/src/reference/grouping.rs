@@ -22,7 +22,17 @@ pub fn fmix32(mut h: u32) -> u32 {
 
 /// The bucket `key`'s probe starts at; `capacity` is a power of two <= 2^32.
 pub fn home_bucket(key: u32, capacity: u64) -> u64 {
-    u64::from(fmix32(key)) & capacity.wrapping_sub(1)
+    worked_home_bucket(key, capacity, 0)
+}
+
+/// [`home_bucket`] after `work` more hash rounds, `h = fmix32(h + key)`, as
+/// `memtune_home` with `memtune_grouping_params::work`.
+pub fn worked_home_bucket(key: u32, capacity: u64, work: u32) -> u64 {
+    let mut h = fmix32(key);
+    for _ in 0..work {
+        h = fmix32(h.wrapping_add(key));
+    }
+    u64::from(h) & capacity.wrapping_sub(1)
 }
 
 /// `SELECT value, count(*) GROUP BY value` over `keys`.
@@ -87,7 +97,7 @@ impl Table {
     pub fn insert_pass(&mut self, keys: &[u32], params: &GroupingParams) {
         let scope = params.scope_begin..params.scope_end;
         for &key in keys {
-            let home = home_bucket(key, self.capacity());
+            let home = worked_home_bucket(key, self.capacity(), params.work);
             if scope.contains(&home) {
                 self.insert(key, home);
             }
@@ -104,7 +114,7 @@ impl Table {
     ) {
         let scope = params.scope_begin..params.scope_end;
         for &key in keys {
-            let home = home_bucket(key, self.capacity());
+            let home = worked_home_bucket(key, self.capacity(), params.work);
             if scope.contains(&home) {
                 self.insert(key, home);
             } else {
@@ -223,6 +233,26 @@ mod tests {
     }
 
     #[test]
+    fn a_worked_hash_moves_homes_but_builds_the_same_groups() {
+        let keys: Vec<u32> = (0..4000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) % 700)
+            .collect();
+        let expected = group_counts(&keys);
+        let Ok(params) = GroupingParams::new(keys.len() as u64, 700) else {
+            panic!("valid params");
+        };
+        let worked = params.with_work(4);
+        let moved = (0..700).filter(|&k| {
+            home_bucket(k, params.capacity) != worked_home_bucket(k, params.capacity, 4)
+        });
+        assert!(moved.count() > 600);
+        for approach in [Approach::Unscoped, Approach::Naive, Approach::Copy] {
+            let table = run(&keys, &worked, approach, params.capacity / 4);
+            assert_eq!(table.and_then(|t| t.groups()), Ok(expected.clone()));
+        }
+    }
+
+    #[test]
     fn a_full_table_drops_keys_and_is_reported() {
         let keys = [1, 2, 3];
         let params = GroupingParams {
@@ -230,6 +260,8 @@ mod tests {
             capacity: 2,
             scope_begin: 0,
             scope_end: 2,
+            work: 0,
+            pad: 0,
         };
         let table = run(&keys, &params, Approach::Unscoped, 2);
         assert!(
@@ -250,6 +282,8 @@ mod tests {
                 capacity,
                 scope_begin: 0,
                 scope_end: capacity,
+                work: 0,
+                pad: 0,
             };
             assert_eq!(
                 Table::new(&params),

@@ -22,6 +22,15 @@ pub fn positions(params: &SamplingParams, thread: u64) -> impl Iterator<Item = u
     })
 }
 
+/// A value read after `work` rounds of mixing, `v = fmix32(v + k)` for `k` in `0..work`,
+/// as `memtune_sampling` does with `memtune_sampling_params::work`.
+pub fn worked(mut v: u32, work: u32) -> u32 {
+    for k in 0..work {
+        v = super::grouping::fmix32(v.wrapping_add(k));
+    }
+    v
+}
+
 /// What one launch of `threads` threads with `params` adds to the result word, for a
 /// region whose word `i` holds `word(i)`.
 pub fn pass_sum(params: &SamplingParams, threads: u64, word: impl Fn(u64) -> u32 + Sync) -> u64 {
@@ -30,7 +39,9 @@ pub fn pass_sum(params: &SamplingParams, threads: u64, word: impl Fn(u64) -> u32
         threads
             .flat_map(|t| positions(params, t))
             .filter(|pos| scope.contains(pos))
-            .fold(0u64, |sum, pos| sum.wrapping_add(u64::from(word(pos))))
+            .fold(0u64, |sum, pos| {
+                sum.wrapping_add(u64::from(worked(word(pos), params.work)))
+            })
     };
     // A GPU launch draws ~10^8 positions: the probe replays several, so spread each over
     // the host's cores (the sum wraps, so the split does not change it).
@@ -66,6 +77,27 @@ pub fn scoped_sum(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_mixes_each_value_and_zero_work_leaves_it() {
+        assert_eq!(worked(12345, 0), 12345);
+        assert_eq!(worked(0, 1), 0);
+        assert_eq!(worked(0, 2), super::super::grouping::fmix32(1));
+        assert_ne!(worked(7, 3), worked(7, 2));
+    }
+
+    #[test]
+    fn scoped_sums_with_work_add_up_to_the_unscoped_sum() {
+        let Ok(p) = SamplingParams::new(1 << 10, 32, 3) else {
+            panic!("valid params");
+        };
+        let p = p.with_work(5);
+        let word = |i: u64| (i as u32).wrapping_mul(2_654_435_761);
+        let whole = pass_sum(&p, 64, word);
+        let scoped = scoped_sum(&p, 64, &[0..300, 300..700, 700..1024], word);
+        assert_eq!(scoped, Ok(whole));
+        assert_ne!(whole, pass_sum(&p.with_work(0), 64, word));
+    }
 
     #[test]
     fn positions_stay_in_the_region() {

@@ -2,12 +2,16 @@
 //! `cargo tune bench` measured on an H100 or H200 (each configuration of an exhaustive sweep
 //! timed on the GPU, `benchmarks/results/`), the candidates come from that machine's
 //! profile, the session runs with the real rules, and each candidate's time is the sweep's,
-//! interpolated in log2(passes) between measured pass counts (the nearest end outside
-//! them). Interpolation is a model of the kernel, not a measurement: a pass count between
-//! two measured ones is priced on the line between them. Sampling is also replayed with
-//! kernels whose best split has another number of passes (the recorded curve stretched),
-//! as a user's kernel would. Every session keeps to 5 candidates and 20 untuned launches
-//! and never picks a plan slower than untuned.
+//! interpolated in log2(passes) between measured pass counts. Interpolation is a model of
+//! the kernel, not a measurement: a pass count between two measured ones is priced on the
+//! line between them; past the largest measured count a sampling pass keeps costing what
+//! the recorded kernel's passes cost, and a grouping row keeps its last time. Sampling is
+//! also replayed with other kernels: a recorded time is t(p) = A(p) + p·D, A the accesses
+//! (the hardware's cache and TLB cliffs) and D the fixed cost of a pass, and a kernel whose
+//! passes cost `weight` times as much runs t(p) + (weight - 1)·p·D, so that its best split
+//! has fewer passes (weight above 1) or more (below 1) at the same cliffs, as a user's
+//! kernel would. Every session keeps to 5 candidates and 20 untuned launches and never
+//! picks a plan slower than untuned.
 
 use memtune_core::plan::{
     Approach, GroupingPlan, GroupingWorkload, SamplingPlan, SamplingWorkload,
@@ -23,7 +27,11 @@ fn root() -> PathBuf {
 }
 
 /// (bench JSON, the machine's profile) of every recorded run with a sampling sweep.
-const RUNS: [(&str, &str); 6] = [
+const RUNS: [(&str, &str); 7] = [
+    (
+        "benchmarks/results/h100/2026-11-26-9903c535-variants/bench-sampling.json",
+        "benchmarks/results/h100/2026-11-26-9903c535-variants/profile-GPU-9903c535-fde7-697b-0774-9b528b5efbe6.json",
+    ),
     (
         "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/bench/bench-sampling.json",
         "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/profile-GPU-e4ca9cc1-9894-07ce-6614-7f62bef2b3f2.json",
@@ -106,7 +114,8 @@ fn rows(bench: &str) -> Vec<Recorded> {
     out
 }
 
-/// The recorded time at `passes`, linear in log2(passes) between measured counts.
+/// The recorded time at `passes`, linear in log2(passes) between measured counts and the
+/// nearest measured time outside them.
 fn interpolated(points: &[(u32, f64)], passes: f64) -> f64 {
     let x = passes.log2();
     let at = |i: usize| (f64::from(points[i].0).log2(), points[i].1);
@@ -120,19 +129,57 @@ fn interpolated(points: &[(u32, f64)], passes: f64) -> f64 {
     }
 }
 
-/// A kernel like the recorded one whose best pass count is `1 / shift` times as many: its
-/// time at p passes is the recorded time at `p * shift` (one pass stays one pass).
-fn kernel(points: &[(u32, f64)], shift: f64, passes: u32) -> f64 {
-    if passes <= 1 {
-        points[0].1
-    } else {
-        interpolated(points, (f64::from(passes) * shift).max(1.0))
+/// The recorded kernel's fixed cost of a pass (ms), D in t(p) = A(p) + p·D: as the accesses
+/// A never grow with more passes, no slope between recorded counts exceeds D, so D is the
+/// steepest one (0 when the time never rises), capped to keep p·D within every recorded
+/// t(p). On most recorded rows it comes out 0.07 to 0.17 ms at 1024 reads a thread and
+/// about a sixteenth of that at 64, as a pass's redrawn stream would.
+fn pass_cost(points: &[(u32, f64)]) -> f64 {
+    let steepest = points
+        .windows(2)
+        .map(|w| (w[1].1 - w[0].1) / f64::from(w[1].0 - w[0].0))
+        .fold(0.0, f64::max);
+    points
+        .iter()
+        .map(|&(p, t)| t / f64::from(p))
+        .fold(steepest, f64::min)
+}
+
+/// A kernel making the recorded accesses (so hitting the same cache and TLB cliffs) whose
+/// passes cost `weight` times the recorded kernel's `pass_ms`.
+struct Kernel<'a> {
+    points: &'a [(u32, f64)],
+    pass_ms: f64,
+    weight: f64,
+}
+
+impl Kernel<'_> {
+    fn new(points: &[(u32, f64)], weight: f64) -> Kernel<'_> {
+        Kernel {
+            points,
+            pass_ms: pass_cost(points),
+            weight,
+        }
+    }
+
+    /// The recorded time at `passes` (interpolated, and past the largest recorded count
+    /// rising by `pass_ms` a pass), plus `weight - 1` times the passes' own cost.
+    fn time(&self, passes: u32) -> f64 {
+        let (last, last_ms) = self.points[self.points.len() - 1];
+        let p = f64::from(passes);
+        let recorded = if passes > last {
+            last_ms + (p - f64::from(last)) * self.pass_ms
+        } else {
+            interpolated(self.points, p)
+        };
+        recorded + (self.weight - 1.0) * p * self.pass_ms
     }
 }
 
 /// A session on recorded times: `time` prices each candidate the session launches.
 struct Replay<'a, W: Tunable, T> {
     work: &'a W,
+    profile: &'a Profile,
     time: T,
     candidates: Vec<Candidate<W::Plan>>,
 }
@@ -142,13 +189,26 @@ impl<W: Tunable, T: Fn(&W::Plan) -> f64> Trials for &mut Replay<'_, W, T> {
         Ok((self.time)(&self.candidates[i].plan))
     }
     fn refine(&mut self, stats: &[Stats]) -> bool {
-        match self.work.next_candidate(&self.candidates, stats) {
+        match self
+            .work
+            .next_candidate(self.profile, &self.candidates, stats)
+        {
             Some(c) => {
                 self.candidates.push(c);
                 true
             }
             None => false,
         }
+    }
+
+    fn first_order(&self, n: usize) -> Vec<usize> {
+        let mut order = self.work.first_order(&self.candidates);
+        order.truncate(n);
+        order
+    }
+
+    fn ruled_out(&self, i: usize, stats: &[Stats]) -> Option<String> {
+        self.work.ruled_out_at(&self.candidates, i, stats)
     }
 }
 
@@ -162,6 +222,7 @@ fn replay<W: Tunable>(
     let first = work.candidates(profile).expect("candidates");
     let mut r = Replay {
         work,
+        profile,
         time,
         candidates: first.clone(),
     };
@@ -169,7 +230,15 @@ fn replay<W: Tunable>(
     let tried: Vec<W::Plan> = r.candidates.iter().map(|c| c.plan.clone()).collect();
     assert!(tried.len() <= MAX_CANDIDATES, "{tried:?}");
     let cost = session.cost_in_untuned.unwrap_or(0.0);
-    assert!(cost <= 20.0, "cost {cost}: {tried:?}");
+    assert!(
+        cost <= 20.0,
+        "cost {cost}: {:?}",
+        tried
+            .iter()
+            .zip(&session.stats)
+            .map(|(p, s)| (W::label(p), s.clone()))
+            .collect::<Vec<_>>()
+    );
     let chosen = tried[session.chosen].clone();
     assert!(
         (r.time)(&chosen) <= (r.time)(&tried[0]),
@@ -178,27 +247,50 @@ fn replay<W: Tunable>(
     (chosen, tried)
 }
 
-/// Replays the recorded rows with a kernel shifted by `shift`: (picked / best, a line
-/// saying what was tried), checking the limits every session must keep.
-fn replay_all(shift: f64) -> Vec<(f64, String)> {
+/// One replayed row: picked / best, the best pass count, whether it is in device memory,
+/// and a line saying what was tried.
+struct Replayed {
+    ratio: f64,
+    best: u32,
+    device: bool,
+    line: String,
+}
+
+/// Replays the recorded rows with passes `weight` times as costly, checking the limits
+/// every session must keep. Only device rows are re-weighted: a pinned row's TLB cliffs are
+/// the hardware's too, but its small pass cost is lost in the sweep's noise. A re-weighted
+/// row is kept when its best lies within 1..=1024 passes, below where its time stops
+/// changing (a row that never rises has no pass cost to weight).
+fn replay_all(weight: f64) -> Vec<Replayed> {
     let mut out = Vec::new();
     for (bench, profile) in RUNS {
         let profile: Profile =
             load_path(&root().join(profile)).unwrap_or_else(|e| panic!("{profile}: {e}"));
-        // A TLB cliff is the hardware's, not the kernel's: only device rows, whose best
-        // split the kernel decides, are shifted.
         let rows = rows(bench).into_iter();
-        for r in rows.filter(|r| shift == 1.0 || r.work.memory == MemoryKind::Device) {
-            let time = |p: u32| kernel(&r.points, shift, p);
+        for r in rows.filter(|r| weight == 1.0 || r.work.memory == MemoryKind::Device) {
+            let kernel = Kernel::new(&r.points, weight);
+            let time = |p: u32| kernel.time(p);
+            let (best, best_ms) = (1..=1024)
+                .map(|p| (p, time(p)))
+                .fold((0, f64::INFINITY), |b, x| if x.1 < b.1 { x } else { b });
+            if weight != 1.0 && best_ms >= time(1024) {
+                continue;
+            }
             let (chosen, tried) = replay(&r.work, &profile, |p: &SamplingPlan| time(p.passes));
-            let best = (1..=1024).map(time).fold(f64::INFINITY, f64::min);
             let tried: Vec<u32> = tried.iter().map(|p| p.passes).collect();
-            let ratio = time(chosen.passes) / best;
+            let ratio = time(chosen.passes) / best_ms;
             let line = format!(
-                "{bench}: {}, kernel shifted {shift}x: picked {} of {tried:?}, {ratio:.3}x the best",
+                "{bench}: {}, passes weighted {weight}x: picked {} of {tried:?}, best {best}, \
+                 {ratio:.3}x the best",
                 r.case, chosen.passes
             );
-            out.push((ratio, line));
+            let device = r.work.memory == MemoryKind::Device;
+            out.push(Replayed {
+                ratio,
+                best,
+                device,
+                line,
+            });
         }
     }
     out
@@ -206,43 +298,60 @@ fn replay_all(shift: f64) -> Vec<(f64, String)> {
 
 #[test]
 fn the_autotuner_replayed_on_recorded_sweeps_lands_near_the_best() {
-    let summary = |shift: f64| {
-        let mut r = replay_all(shift);
-        r.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mean = r.iter().map(|x| x.0).sum::<f64>() / r.len() as f64;
-        let over = r.iter().filter(|x| x.0 > 1.05).count();
-        let worst = r.last().cloned().unwrap_or_default();
+    let summary = |weight: f64| {
+        let mut r = replay_all(weight);
+        r.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
+        let rows = r.len() as f64;
+        let mean = r.iter().map(|x| x.ratio).sum::<f64>() / rows;
+        let over = r.iter().filter(|x| x.ratio > 1.05).count();
+        for x in r.iter().filter(|x| x.ratio > 1.05) {
+            eprintln!("  over 1.05: {}", x.line);
+        }
+        let device: Vec<f64> = r
+            .iter()
+            .filter(|x| x.device)
+            .map(|x| x.best.into())
+            .collect();
+        let best = device.iter().sum::<f64>() / device.len() as f64;
+        let worst = r.last().expect("rows replayed");
         eprintln!(
-            "shift {shift}: {} rows, mean {mean:.4}, {over} over 1.05, worst {}",
+            "weight {weight}: {} rows, mean {mean:.4}, {over} over 1.05, worst {:.3}, best \
+             {best:.1} passes on average on device rows; worst {}",
             r.len(),
-            worst.1
+            worst.ratio,
+            worst.line
         );
-        (r.len(), mean, over, worst)
+        let over = over as f64 / rows;
+        (r.len(), mean, over, worst.ratio, worst.line.clone())
     };
     // The recorded kernels themselves: every row within 3.5% (the sweeps' own spread on
-    // zero-copy rows is up to 7%). The worst, H100 57090dfd's device 384 MiB with 1024 reads,
-    // wants 8 passes between the candidates' 6 and 12, and the refinement goes past 12 (the
-    // curve still falls from 6 to 12): 1.030 here, and 1.030 measured by its bench.
-    let (rows, mean, _, worst) = summary(1.0);
+    // zero-copy rows is up to 7%).
+    let (rows, mean, _, worst, line) = summary(1.0);
     assert!(rows >= 100, "{rows} rows replayed");
-    assert!(
-        mean <= 1.005 && worst.0 <= 1.035,
-        "mean {mean}: {}",
-        worst.1
-    );
-    // Kernels whose best split has fewer passes than the model's, as every kernel measured
-    // beside memtune's so far (examples/user-gather, issue 18's gathers).
-    for shift in [1.4, 2.0, 3.0, 4.0] {
-        let (rows, mean, over, worst) = summary(shift);
+    assert!(mean <= 1.005 && worst <= 1.035, "mean {mean}: {line}");
+    // (weight, the highest mean, the largest share of rows over 1.05). Heavier passes move
+    // the best split of most device rows down towards one pass (on average 3.9, 2.7 and
+    // 1.4 passes at weights 1.5, 2 and 4, against 7.2 for the recorded kernels): every
+    // candidate set holds one pass and a few, so these stay near the best. Lighter passes
+    // move it up (11.7, 12.6 and 13.1 passes at 0.75, 0.5 and 0.25), on regions of a GiB
+    // and more to 16 passes, past the model's 8 to 13: the session refines between its
+    // fastest timed counts, not beyond them, and 8 or 11 passes there cost up to 23% more.
+    let limits = [
+        (4.0, 1.0025, 0.02),
+        (2.0, 1.0025, 0.02),
+        (1.5, 1.0025, 0.02),
+        (0.75, 1.015, 0.05),
+        (0.5, 1.04, 0.33),
+        (0.25, 1.075, 0.55),
+    ];
+    for (weight, most, share) in limits {
+        let (rows, mean, over, _, line) = summary(weight);
+        assert!(rows >= 90, "weight {weight}: {rows} rows replayed");
         assert!(
-            mean <= 1.01 && over * 25 <= rows,
-            "shift {shift}: {}",
-            worst.1
+            mean <= most && over <= share,
+            "weight {weight}: mean {mean}, {over} of rows over 1.05: {line}"
         );
     }
-    // A kernel that wants a few more passes than the model's.
-    let (rows, mean, over, worst) = summary(0.7);
-    assert!(mean <= 1.015 && over * 15 <= rows, "shift 0.7: {}", worst.1);
 }
 
 /// (bench JSON, the machine's profile) of every recorded run with a grouping sweep.

@@ -269,6 +269,7 @@ impl Autotuner {
         let n = candidates.len();
         let mut trials = Trials {
             workload,
+            profile: &self.profile,
             candidates,
             time: &mut time,
         };
@@ -304,6 +305,7 @@ impl Autotuner {
 /// The candidates being timed and the user's launch: the session's [`session::Trials`].
 struct Trials<'a, W: Tunable, F> {
     workload: &'a W,
+    profile: &'a Profile,
     candidates: Vec<Candidate<W::Plan>>,
     time: F,
 }
@@ -316,13 +318,26 @@ impl<W: Tunable, F: FnMut(&W::Plan) -> Result<f64, String>> session::Trials
     }
 
     fn refine(&mut self, stats: &[session::Stats]) -> bool {
-        match self.workload.next_candidate(&self.candidates, stats) {
+        match self
+            .workload
+            .next_candidate(self.profile, &self.candidates, stats)
+        {
             Some(c) => {
                 self.candidates.push(c);
                 true
             }
             None => false,
         }
+    }
+
+    fn first_order(&self, n: usize) -> Vec<usize> {
+        let mut order = self.workload.first_order(&self.candidates);
+        order.truncate(n);
+        order
+    }
+
+    fn ruled_out(&self, i: usize, stats: &[session::Stats]) -> Option<String> {
+        self.workload.ruled_out_at(&self.candidates, i, stats)
     }
 }
 

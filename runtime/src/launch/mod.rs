@@ -189,6 +189,8 @@ impl Runtime {
             capacity,
             scope_begin: 0,
             scope_end: capacity,
+            work: 0,
+            pad: 0,
         };
         let passes = scopes
             .into_iter()

@@ -124,26 +124,24 @@ impl Runtime {
         })
     }
 
-    /// Median-ready timing of [`Runtime::sampling`]'s kernel work over the first `n_words`
-    /// words of `region` (all when `None`): the sum of the last run and the runs' times.
+    /// Median-ready timing of [`Runtime::sampling`]'s kernel work with `params` (its
+    /// stream, its work per read) over the first `params.n_words` words of `region`: the
+    /// sum of the last run and the runs' times.
     pub fn time_sampling(
         &mut self,
         region: &Resident,
-        n_words: Option<u64>,
-        reads_per_thread: u32,
-        seed: u64,
+        params: SamplingParams,
         plan: &SamplingPlan,
         runs: usize,
     ) -> Result<(u64, Timing), LaunchError> {
         check_words(region)?;
-        let n_words = n_words.unwrap_or(region.len);
+        let n_words = params.n_words;
         if n_words > region.len {
             return Err(LaunchError::BadSize(format!(
                 "{n_words} words asked of a region of {}",
                 region.len
             )));
         }
-        let params = SamplingParams::new(n_words, reads_per_thread, seed)?;
         let passes = with_scopes(sampling_scopes(n_words, plan)?, |s| params.with_scope(s))?;
         self.bind()?;
         self.check_free(8)?;
@@ -165,15 +163,17 @@ impl Runtime {
 
     /// Timing of [`Runtime::grouping`]'s insert passes over the resident `keys` into a
     /// table of `capacity` buckets (a power of two, at least twice the distinct keys) in
-    /// `table_memory`. The table is initialised before each run, outside the timing. The
-    /// table of the last run is read back and summarised as a [`GroupingDigest`]; fails
-    /// when keys were dropped.
+    /// `table_memory`, with `work` extra hash rounds per key
+    /// (`memtune_grouping_params::work`). The table is initialised before each run,
+    /// outside the timing. The table of the last run is read back and summarised as a
+    /// [`GroupingDigest`]; fails when keys were dropped.
     pub fn time_grouping(
         &mut self,
         keys: &Resident,
         capacity: u64,
         plan: &GroupingPlan,
         table_memory: MemoryKind,
+        work: u32,
         runs: usize,
     ) -> Result<(GroupingDigest, Timing), LaunchError> {
         check_words(keys)?;
@@ -184,6 +184,8 @@ impl Runtime {
             capacity,
             scope_begin: 0,
             scope_end: capacity,
+            work,
+            pad: 0,
         };
         let passes = with_scopes(grouping_scopes(capacity, plan)?, |s| params.with_scope(s))?;
         let copy = plan.approach == Approach::Copy && passes.len() > 1;

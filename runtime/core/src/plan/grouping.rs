@@ -7,9 +7,9 @@
 use super::error::{fits_in_memory, PlanError};
 use super::hedge::{self, Hedge};
 use super::insert_cost::{InsertCost, Repeats};
-use super::passes::{self, Split, MIN_GAIN};
-use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
+use super::passes::{Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost};
+use super::scoping::{Candidate, Scoping};
 use super::translation::Translation;
 use super::units::bytes;
 use crate::profile::{MemoryKind, Profile};
@@ -181,126 +181,62 @@ pub(crate) fn plan_with_hedge(
         }
     };
     // A plan's time per key with each insert over a scope of `bytes` costing `insert(bytes)`
-    // and a key of another scope skipped at `skip`.
-    let time_at =
-        |insert: &dyn Fn(u64) -> f64, (approach, split): (Approach, Option<Split>), skip: f64| {
-            let Some(s) = split.filter(|_| approach != Approach::Unscoped) else {
-                return overlap(read_input, insert(table));
-            };
-            let p = f64::from(s.passes);
-            let inserts = insert(s.scope_bytes);
-            match approach {
-                Approach::Copy if !workload.buffer_fits(profile, s.passes) => f64::INFINITY,
-                Approach::Copy => {
-                    let later = (p - 1.0) / p;
-                    overlap(read_input, inserts / p + later * move_on_device)
-                        + inserts * later
-                        + (p - 1.0) * later * (move_on_device + skip)
-                }
-                _ => p * overlap(read_input, (inserts + (p - 1.0) * skip) / p),
-            }
+    // and a key of another scope skipped at `skip`; one pass is `None`.
+    let time_at = |insert: &dyn Fn(u64) -> f64, plan: Option<Scoped>, skip: f64| {
+        let Some((approach, s)) = plan else {
+            return overlap(read_input, insert(table));
         };
+        let p = f64::from(s.passes);
+        let inserts = insert(s.scope_bytes);
+        match approach {
+            Approach::Copy if !workload.buffer_fits(profile, s.passes) => f64::INFINITY,
+            Approach::Copy => {
+                let later = (p - 1.0) / p;
+                overlap(read_input, inserts / p + later * move_on_device)
+                    + inserts * later
+                    + (p - 1.0) * later * (move_on_device + skip)
+            }
+            _ => p * overlap(read_input, (inserts + (p - 1.0) * skip) / p),
+        }
+    };
     let time = |insert: &dyn Fn(u64) -> f64, plan| time_at(insert, plan, skip);
     // Pinned tables at and past the knee are priced one doubling on (`priced_bytes`).
     let plain = |bytes: u64| cost.seconds(translation.priced_bytes(bytes));
-    let one_pass = time(&plain, (Approach::Unscoped, None));
-    let naive = |s: Split| time(&plain, (Approach::Naive, Some(s)));
-    let copy = |s: Split| time(&plain, (Approach::Copy, Some(s)));
-    let granule = translation.granule(table);
     // Were the scopes to gain nothing, with keys skipped slowly: the hedge's worst case.
     let flat = |_: u64| cost.seconds(table);
     let worst = |plan| time_at(&flat, plan, hedge::WORST_DRAW_FACTOR * skip);
-    let hedge = hedge::find(
-        passes::splits(table, granule)
-            .into_iter()
-            .flat_map(|s| [(Approach::Copy, s), (Approach::Naive, s)]),
-        one_pass,
-        |(a, s)| time(&plain, (a, Some(s))),
-        worst((Approach::Unscoped, None)),
-        |(a, s)| worst((a, Some(s))),
-    );
-    let Some(best_naive) = passes::cheapest(table, granule, naive) else {
+    let scoping = Scoping {
+        translation: &translation,
+        total: table,
+        // Inserts are only ever priced from the measured curve (`InsertCost::of`).
+        measured: true,
+        access: &plain,
+        time: &time,
+        worst: &worst,
+    };
+    let decision = scoping.decide(&mut reasons, |m, reasons| {
+        let ns = |t: f64| t * 1e9;
+        let best_copy = m.best[1].1.is_finite().then_some(m.best[1]);
+        if let (None, Some(input)) = (best_copy, workload.input_bytes) {
+            reasons.push(format!(
+                "copy: the buffer for later passes (at least {}) does not fit beside the table in device memory; process the input in chunks (seed 000 streams 128 MB chunks) and pass one chunk's size as `input_bytes`",
+                bytes(input / 2)
+            ));
+        }
+        let mut costs = format!("per key, one pass {:.3} ns", ns(m.one_pass));
+        for (c, time) in [Some(m.best[0]), best_copy].into_iter().flatten() {
+            costs += &format!(", {} {:.3} ns", c.name(), ns(time));
+        }
+        reasons.push(format!(
+            "{costs} (the work common to every plan left out; a key of another scope is skipped at draw cost {})",
+            draw.source
+        ));
+    });
+    let Some(decision) = decision else {
         reasons.push("the table fits in one page: not scoped".to_string());
         return Ok((unscoped(reasons), None));
     };
-    let best_copy = passes::cheapest(table, granule, copy).filter(|(_, t)| t.is_finite());
-    if let (None, Some(input)) = (best_copy, workload.input_bytes) {
-        reasons.push(format!(
-            "copy: the buffer for later passes (at least {}) does not fit beside the table in device memory; process the input in chunks (seed 000 streams 128 MB chunks) and pass one chunk's size as `input_bytes`",
-            bytes(input / 2)
-        ));
-    }
-
-    let ns = |t: f64| t * 1e9;
-    let mut costs = format!("per key, one pass {:.3} ns", ns(one_pass));
-    let mut choice = (Approach::Unscoped, None, one_pass);
-    for (approach, best) in [
-        (Approach::Naive, Some(best_naive)),
-        (Approach::Copy, best_copy),
-    ] {
-        let Some((split, time)) = best else { continue };
-        costs += &format!(
-            ", {} {} passes of {} {:.3} ns",
-            approach.as_str(),
-            split.passes,
-            bytes(split.scope_bytes),
-            ns(time)
-        );
-        // A more involved approach must beat the simpler choice by the margin.
-        if time * MIN_GAIN <= choice.2 {
-            choice = (approach, Some(split), time);
-        }
-    }
-    reasons.push(format!(
-        "{costs} (the work common to every plan left out; a key of another scope is skipped at draw cost {})",
-        draw.source
-    ));
-
-    // The TLB-reach bet, where the chosen plan's scope overflows a TLB level.
-    let (mut approach, mut split, _) = choice;
-    let scope = split.map_or(table, |s| s.scope_bytes);
-    let host = HostTranslation::of(&translation, true);
-    if let Some((host, reach)) = host
-        .as_ref()
-        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
-    {
-        // As in sampling: translation alone, every insert priced as one over the chosen scope.
-        let translated = |b: u64| plain(scope) * host.factor(b);
-        let splits = passes::splits(table, granule);
-        let within = reach_bet::candidates(&splits, reach, split.is_none())
-            .into_iter()
-            .flat_map(|s| [(Approach::Naive, Some(s)), (Approach::Copy, Some(s))]);
-        let bet = reach_bet::weigh(
-            (approach, split),
-            within,
-            |p| time(&|_| plain(scope), p),
-            |p| time(&translated, p),
-        );
-        if let Some(
-            bet @ Bet {
-                candidate: (a, Some(s)),
-                ..
-            },
-        ) = bet
-        {
-            reasons.push(format!(
-                "{}; {} {} passes of {} ({} the reach of the fastest TLB level, {}): predicted {:.3}x faster than the choice above, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
-                host.describe(scope),
-                a.as_str(),
-                s.passes,
-                bytes(s.scope_bytes),
-                if s.scope_bytes <= reach { "within" } else { "over" },
-                bytes(reach),
-                bet.gain,
-                bet.at_worst,
-                if bet.taken() { "taken" } else { "not taken" },
-            ));
-            if bet.taken() {
-                (approach, split) = (a, Some(s));
-            }
-        }
-    }
-    let Some(split) = split else {
+    let Some((approach, split)) = decision.chosen else {
         reasons.push(format!(
             "no scoped plan is predicted {MIN_GAIN}x faster than one pass: not scoped"
         ));
@@ -328,7 +264,7 @@ pub(crate) fn plan_with_hedge(
         approach,
         reasons,
     };
-    Ok((plan, hedge))
+    Ok((plan, decision.hedge))
 }
 
 impl GroupingWorkload {
@@ -369,6 +305,30 @@ impl GroupingWorkload {
             MemoryKind::Device | MemoryKind::Managed => u128::from(self.table_bytes),
         };
         limit == 0 || table + buffer <= u128::from(limit)
+    }
+}
+
+impl Candidate for Scoped {
+    const APPROACHES: &'static [fn(Split) -> Self] =
+        &[|s| (Approach::Naive, s), |s| (Approach::Copy, s)];
+
+    fn split(self) -> Split {
+        self.1
+    }
+
+    fn name(self) -> String {
+        let (approach, s) = self;
+        format!(
+            "{} {} passes of {}",
+            approach.as_str(),
+            s.passes,
+            bytes(s.scope_bytes)
+        )
+    }
+
+    // Grouping's reasons list every plan's cost just above the bet's.
+    fn against(_: Option<Self>) -> String {
+        "the choice above".to_string()
     }
 }
 

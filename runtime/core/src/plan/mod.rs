@@ -22,6 +22,7 @@ mod passes;
 mod reach_bet;
 mod read_cost;
 pub mod sampling;
+mod scoping;
 pub mod stencil;
 mod translation;
 mod units;

@@ -4,9 +4,9 @@
 
 use super::error::{fits_in_memory, PlanError};
 use super::hedge::{self, Hedge};
-use super::passes::{self, Split, MIN_GAIN};
-use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
+use super::passes::{Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
+use super::scoping::{Candidate, Scoping};
 use super::translation::Translation;
 use super::units::bytes;
 use crate::profile::{CachePath, MemoryKind, Profile};
@@ -135,101 +135,56 @@ pub(crate) fn plan_with_hedge(
         Some(s) => pass_time(read(s.scope_bytes), s.passes),
         None => pass_time(read(region), 1),
     };
-    let one_pass = time_of(&read, None);
-    let scoped = |s: Split| time_of(&read, Some(s));
-    let granule = translation.granule(region);
     // Were the scopes to gain nothing, with the kernel drawing slowly: the hedge's worst case.
-    let worst = |passes: u32| {
-        let p = f64::from(passes);
+    let worst = |plan: Option<Split>| {
+        let p = f64::from(plan.map_or(1, |s| s.passes));
         cost.seconds(region) + p * (hedge::WORST_DRAW_FACTOR * draw.seconds + launch)
     };
-    let hedge = hedge::find(
-        passes::splits(region, granule),
-        one_pass,
-        scoped,
-        worst(1),
-        |s: Split| worst(s.passes),
-    );
-    let Some((best, best_time)) = passes::cheapest(region, granule, scoped) else {
+    let scoping = Scoping {
+        translation: &translation,
+        total: region,
+        // A read cost from TLB latencies alone already prices the misses the bet would add.
+        measured: cost.is_measured(),
+        access: &read,
+        time: &time_of,
+        worst: &worst,
+    };
+    let decision = scoping.decide(&mut reasons, |m, reasons| {
+        let (best, best_time) = m.best[0];
+        let speedup = m.one_pass / best_time;
+        reasons.push(format!(
+            "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each pass redraws the stream at {:.3} per read (draw cost {}), {}, and costs {:.1} µs to launch and drain",
+            read(region) / hit,
+            bytes(best.scope_bytes),
+            read(best.scope_bytes) / hit,
+            draw.seconds / hit,
+            draw.source,
+            if draw.measured {
+                "overlapped with the reads"
+            } else {
+                "added to the reads"
+            },
+            launch * stream_reads(profile, workload) * 1e6,
+        ));
+        if m.chosen.is_none() {
+            reasons.push(format!(
+                "the best split, {}, is predicted {speedup:.2}x: under the {MIN_GAIN}x worth acting on",
+                best.name()
+            ));
+        }
+    });
+    let Some(decision) = decision else {
         reasons.push("the region fits in one page: not scoped".to_string());
         return Ok((unscoped(reasons), None));
     };
-    let speedup = one_pass / best_time;
-    let weigh = format!(
-        "against the fastest random read measured, a read over the region costs {:.2}, over a {} scope {:.2}; each pass redraws the stream at {:.3} per read (draw cost {}), {}, and costs {:.1} µs to launch and drain",
-        read(region) / hit,
-        bytes(best.scope_bytes),
-        read(best.scope_bytes) / hit,
-        draw.seconds / hit,
-        draw.source,
-        if draw.measured {
-            "overlapped with the reads"
-        } else {
-            "added to the reads"
-        },
-        launch * stream_reads(profile, workload) * 1e6,
-    );
-    reasons.push(weigh);
-    let mut chosen = (speedup >= MIN_GAIN).then_some(best);
-    if chosen.is_none() {
-        reasons.push(format!(
-            "the best split, {} passes of {}, is predicted {speedup:.2}x: under the {MIN_GAIN}x worth acting on",
-            best.passes,
-            bytes(best.scope_bytes)
-        ));
-    }
-    // The TLB-reach bet, where the chosen plan's scope overflows a TLB level.
-    let host = HostTranslation::of(&translation, cost.is_measured());
-    let scope = chosen.map_or(region, |s| s.scope_bytes);
-    if let Some((host, reach)) = host
-        .as_ref()
-        .and_then(|h| Some((h, h.fastest_overflowed(scope)?)))
-    {
-        // Translation alone: every access priced as one over the chosen scope, times its
-        // misses. The curve's own differences between scopes are its allocation's (session
-        // 7 run 1's read 128 MiB 3% slower than 256 MiB, where the benchmark ran one pass 6%
-        // slower than two).
-        let translated = |s: u64| read(scope) * host.factor(s);
-        let splits = passes::splits(region, granule);
-        let within = reach_bet::candidates(&splits, reach, chosen.is_none());
-        let bet = reach_bet::weigh(
-            chosen,
-            within.into_iter().map(Some),
-            |p| time_of(&|_| read(scope), p),
-            |p| time_of(&translated, p),
-        );
-        if let Some(
-            bet @ Bet {
-                candidate: Some(s), ..
-            },
-        ) = bet
-        {
-            reasons.push(format!(
-                "{}; {} passes of {} ({} the reach of the fastest TLB level, {}): predicted {:.3}x faster than {}, and {:.3}x slower if the misses they avoid cost nothing ({}: taken when the gain outweighs that, and that is at most {TLB_REACH_RISK}x)",
-                host.describe(scope),
-                s.passes,
-                bytes(s.scope_bytes),
-                if s.scope_bytes <= reach { "within" } else { "over" },
-                bytes(reach),
-                bet.gain,
-                chosen.map_or("one pass".to_string(), |c| format!("{} passes of {}", c.passes, bytes(c.scope_bytes))),
-                bet.at_worst,
-                if bet.taken() { "taken" } else { "not taken" },
-            ));
-            if bet.taken() {
-                chosen = Some(s);
-            }
-        }
-    }
-    let Some(split) = chosen else {
+    let Some(split) = decision.chosen else {
         reasons.push("not scoped".to_string());
         return Ok((unscoped(reasons), None));
     };
-    let speedup = one_pass / scoped(split);
+    let speedup = decision.speedup;
     reasons.push(format!(
-        "{} passes of {}: {}; predicted {speedup:.2}x faster than one pass",
-        split.passes,
-        bytes(split.scope_bytes),
+        "{}: {}; predicted {speedup:.2}x faster than one pass",
+        split.name(),
         translation.effect_of_scope(region, split.scope_bytes)
     ));
     let plan = SamplingPlan {
@@ -238,7 +193,7 @@ pub(crate) fn plan_with_hedge(
         predicted_speedup: speedup,
         reasons,
     };
-    Ok((plan, hedge))
+    Ok((plan, decision.hedge))
 }
 
 /// Reads of one pass of the stream: every thread of the runtime's grid, `reads_per_thread`

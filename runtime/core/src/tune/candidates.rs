@@ -8,6 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::key::{size_class, WorkloadClass};
+use super::pass_counts::split;
+use super::pass_counts::{by_passes, neighbour_passes, pass_points, refined, ruled_out_among};
 use crate::plan::grouping::BUCKET_BYTES;
 use crate::plan::sampling::READ_BYTES;
 use crate::plan::{self, Approach, GroupingPlan, GroupingWorkload, PlanError, SamplingPlan};
@@ -67,9 +69,46 @@ pub trait Tunable {
     /// How many candidates [`Tunable::refine`] may add: the first set leaves them slots.
     const REFINES: usize = 0;
     /// One more plan to time, from the medians so far (`None` for a candidate without
-    /// timings), or `None` when nothing between the timed plans is worth a try.
-    fn refine(&self, _timed: &[(&Self::Plan, Option<f64>)]) -> Option<Self::Plan> {
+    /// timings) and the profile's caches, or `None` when nothing between the timed plans
+    /// is worth a try.
+    fn refine(
+        &self,
+        _profile: &Profile,
+        _timed: &[(&Self::Plan, Option<f64>)],
+    ) -> Option<Self::Plan> {
         None
+    }
+
+    /// The order to launch `candidates` in first: cheapest expected first, so that
+    /// [`Tunable::ruled_out`] can spare the costly ones (default: as they come).
+    fn first_order(&self, candidates: &[Candidate<Self::Plan>]) -> Vec<usize> {
+        (0..candidates.len()).collect()
+    }
+
+    /// Why `plan` cannot beat the fastest of `timed` (each plan's time so far, `None`
+    /// when it has none), so that it need not be launched; `None` to launch it.
+    fn ruled_out(
+        &self,
+        _plan: &Self::Plan,
+        _timed: &[(&Self::Plan, Option<f64>)],
+    ) -> Option<String> {
+        None
+    }
+
+    /// [`Tunable::ruled_out`] for candidate `i` of `candidates`, given each one's
+    /// measurements so far (`stats`, in the same order; its own warm-up counts).
+    fn ruled_out_at(
+        &self,
+        candidates: &[Candidate<Self::Plan>],
+        i: usize,
+        stats: &[super::session::Stats],
+    ) -> Option<String> {
+        let timed: Vec<(&Self::Plan, Option<f64>)> = candidates
+            .iter()
+            .zip(stats)
+            .map(|(c, s)| (&c.plan, s.estimate_ms()))
+            .collect();
+        self.ruled_out(&candidates.get(i)?.plan, &timed)
     }
 
     /// The refinement to append to `candidates`, given each one's timings so far (`stats`,
@@ -78,6 +117,7 @@ pub trait Tunable {
     /// untimed.
     fn next_candidate(
         &self,
+        profile: &Profile,
         candidates: &[Candidate<Self::Plan>],
         stats: &[super::session::Stats],
     ) -> Option<Candidate<Self::Plan>> {
@@ -89,7 +129,7 @@ pub trait Tunable {
             .zip(stats)
             .map(|(c, s)| (&c.plan, s.error.is_none().then(|| s.median_ms()).flatten()))
             .collect();
-        let plan = self.refine(&timed)?;
+        let plan = self.refine(profile, &timed)?;
         let label = Self::label(&plan);
         candidates
             .iter()
@@ -129,92 +169,6 @@ pub trait Tunable {
         }
         Ok(out)
     }
-}
-
-/// `passes` equal scopes of `total` bytes in whole `unit`s, with the passes recounted for
-/// that scope (what the launches split): `(scope_bytes, passes)`.
-pub fn split(total: u64, passes: u32, unit: u64) -> (u64, u32) {
-    let units = (total / unit).max(1);
-    let scope_units = units.div_ceil(u64::from(passes.max(1)));
-    let recount = units.div_ceil(scope_units);
-    (
-        scope_units * unit,
-        u32::try_from(recount).unwrap_or(u32::MAX),
-    )
-}
-
-/// Pass counts around the model's, fewer first (the passes' overhead is what the model
-/// cannot see in the kernel): half and a quarter of the model's, then twice and four times;
-/// without a scoped pick, 2, 4 and 8. The refinement then fills the gap next to the
-/// fastest. (On an H100 a user's gather ran 384 MiB best in 3 passes where the model
-/// picked 8 to 12.)
-fn neighbour_passes(model_passes: u32) -> Vec<u32> {
-    if model_passes <= 1 {
-        return vec![2, 4, 8];
-    }
-    let p = model_passes;
-    let mut out: Vec<u32> = Vec::new();
-    for n in [
-        p.div_ceil(2),
-        (p + 2) / 4,
-        p.saturating_mul(2),
-        p.saturating_mul(4),
-    ] {
-        if n >= 2 && n != p && !out.contains(&n) {
-            out.push(n);
-        }
-    }
-    out
-}
-
-/// A fall from one timed pass count to the next this steep is still far from the best.
-const STEEP: f64 = 1.1;
-
-/// Largest pass count the refinement proposes (the planners' search stops there too).
-const MAX_REFINED_PASSES: u32 = 1024;
-
-/// The pass count to try next, from `(passes, median ms)` of the timed candidates: the
-/// geometric middle between the fastest and its faster neighbour in pass count (else the
-/// other neighbour); when the fastest has the most passes, half a doubling past it if the
-/// times still fell steeply to it, else the middle below it.
-/// `None` when every such gap is already closed (adjacent counts, or already timed).
-pub fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
-    let mut pts: Vec<(u32, f64)> = timed
-        .iter()
-        .copied()
-        .filter(|(p, ms)| *p >= 1 && ms.is_finite())
-        .collect();
-    pts.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    pts.dedup_by_key(|p| p.0);
-    let lead = pts
-        .iter()
-        .enumerate()
-        .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))?
-        .0;
-    let mid = |a: u32, b: u32| (f64::from(a) * f64::from(b)).sqrt().round() as u32;
-    let mut tries: Vec<u32> = Vec::new();
-    let below = lead.checked_sub(1).map(|i| pts[i]);
-    let above = pts.get(lead + 1).copied();
-    let here = pts[lead].0;
-    match (below, above) {
-        (Some(b), Some(a)) if b.1 <= a.1 => tries.extend([mid(here, b.0), mid(here, a.0)]),
-        (Some(b), Some(a)) => tries.extend([mid(here, a.0), mid(here, b.0)]),
-        (Some(b), None) if here > 1 => {
-            // Most passes fastest: past it while the times still fall steeply, else back
-            // towards its neighbour (the fall flattens near the best).
-            let past = (f64::from(here) * std::f64::consts::SQRT_2).round() as u32;
-            if b.1 >= STEEP * pts[lead].1 {
-                tries.extend([past, mid(here, b.0)]);
-            } else {
-                tries.extend([mid(here, b.0), past]);
-            }
-        }
-        (None, Some(a)) => tries.push(mid(here, a.0)),
-        _ => {}
-    }
-    tries.into_iter().find(|&m| {
-        (2..=MAX_REFINED_PASSES).contains(&m) && m != here && pts.iter().all(|p| p.0 != m)
-    })
 }
 
 fn bytes(n: u64) -> String {
@@ -268,9 +222,29 @@ impl Tunable for SamplingWorkload {
 
     const REFINES: usize = REFINEMENTS;
 
-    fn refine(&self, timed: &[(&SamplingPlan, Option<f64>)]) -> Option<SamplingPlan> {
-        let p = refine_passes(&pass_points(timed, |p| p.passes))?;
-        Some(self.scoped(p, "between the fastest timed pass counts")).filter(|p| p.passes >= 2)
+    fn refine(
+        &self,
+        profile: &Profile,
+        timed: &[(&SamplingPlan, Option<f64>)],
+    ) -> Option<SamplingPlan> {
+        let (p, why) = refined(
+            self.region_bytes,
+            profile,
+            &pass_points(timed, |p| p.passes),
+        )?;
+        Some(self.scoped(p, why)).filter(|p| p.passes >= 2)
+    }
+
+    fn first_order(&self, candidates: &[Candidate<SamplingPlan>]) -> Vec<usize> {
+        by_passes(candidates, |p| p.passes)
+    }
+
+    fn ruled_out(
+        &self,
+        plan: &SamplingPlan,
+        timed: &[(&SamplingPlan, Option<f64>)],
+    ) -> Option<String> {
+        ruled_out_among(plan.passes, timed, |_| true, |p| p.passes)
     }
 }
 
@@ -285,14 +259,6 @@ impl SamplingWorkload {
             reasons: vec![why.to_string()],
         }
     }
-}
-
-/// `(passes, median)` of the candidates that have a median.
-fn pass_points<P>(timed: &[(&P, Option<f64>)], passes: impl Fn(&P) -> u32) -> Vec<(u32, f64)> {
-    timed
-        .iter()
-        .filter_map(|(plan, ms)| Some((passes(plan), (*ms)?)))
-        .collect()
 }
 
 impl Tunable for GroupingWorkload {
@@ -350,8 +316,12 @@ impl Tunable for GroupingWorkload {
 
     const REFINES: usize = REFINEMENTS;
 
-    fn refine(&self, timed: &[(&GroupingPlan, Option<f64>)]) -> Option<GroupingPlan> {
-        let p = refine_passes(&pass_points(timed, |p| p.passes))?;
+    fn refine(
+        &self,
+        profile: &Profile,
+        timed: &[(&GroupingPlan, Option<f64>)],
+    ) -> Option<GroupingPlan> {
+        let (p, why) = refined(self.table_bytes, profile, &pass_points(timed, |p| p.passes))?;
         // The approach of the fastest scoped candidate.
         let lead = timed
             .iter()
@@ -362,8 +332,22 @@ impl Tunable for GroupingWorkload {
             })
             .map_or(Approach::Unscoped, |(plan, _)| plan.approach);
         let approach = self.scoped_approach(lead);
-        Some(self.scoped(p, approach, "between the fastest timed pass counts"))
-            .filter(|p| p.passes >= 2)
+        Some(self.scoped(p, approach, why)).filter(|p| p.passes >= 2)
+    }
+
+    fn first_order(&self, candidates: &[Candidate<GroupingPlan>]) -> Vec<usize> {
+        by_passes(candidates, |p| p.passes)
+    }
+
+    /// Against the timed plans of its own approach and one pass: naive and copy passes
+    /// cost differently.
+    fn ruled_out(
+        &self,
+        plan: &GroupingPlan,
+        timed: &[(&GroupingPlan, Option<f64>)],
+    ) -> Option<String> {
+        let kin = |p: &GroupingPlan| p.approach == plan.approach || p.passes <= 1;
+        ruled_out_among(plan.passes, timed, kin, |p| p.passes)
     }
 }
 

@@ -1,6 +1,8 @@
 use super::*;
 use crate::plan::Dtype;
+use crate::profile::CachePath;
 use crate::profile::MemoryKind;
+use crate::tune::pass_counts::{cache_edges, edge_passes, refine_passes, ruled_out_passes};
 
 fn sampling(region: u64, memory: MemoryKind) -> SamplingWorkload {
     SamplingWorkload {
@@ -88,7 +90,7 @@ fn scoped_workloads_leave_a_slot_for_the_refinement() {
     // The kernel is fastest at 3 passes; times fall towards it from both sides.
     let ms = |p: &SamplingPlan| (f64::from(p.passes).log2() - 3f64.log2()).abs() + 1.0;
     let timed: Vec<_> = plans.iter().map(|p| (p, Some(ms(p)))).collect();
-    let r = w.refine(&timed).expect("a gap is left");
+    let r = w.refine(&profile, &timed).expect("a gap is left");
     assert!(
         r.passes >= 2 && c.iter().all(|x| x.plan.passes != r.passes),
         "{r:?}"
@@ -100,7 +102,7 @@ fn scoped_workloads_leave_a_slot_for_the_refinement() {
         dtype: Dtype::F32,
         repeats: 1,
     };
-    assert!(st.refine(&[]).is_none());
+    assert!(st.refine(&profile, &[]).is_none());
 }
 
 #[test]
@@ -171,4 +173,67 @@ fn classes_separate_what_changes_the_best_plan() {
         a,
         sampling((1 << 30) + (1 << 20), MemoryKind::Device).class()
     );
+}
+
+#[test]
+fn pass_counts_are_ruled_out_only_by_a_clear_rise() {
+    // One pass 10 ms, four passes 40 ms: a pass costs at least 10 ms, so 8 passes take at
+    // least 80 ms and cannot beat 10.
+    let rising = [(1, 10.0), (4, 40.0)];
+    assert!(ruled_out_passes(8, &rising, 10.0).is_some());
+    // Two passes: a floor of 20 ms, 2x the fastest: ruled out; one pass never rises.
+    assert!(ruled_out_passes(2, &rising, 10.0).is_some());
+    assert!(ruled_out_passes(1, &rising, 10.0).is_none());
+    // Falling times (scoping pays) or a rise within the noise rule nothing out.
+    assert!(ruled_out_passes(32, &[(1, 10.0), (4, 4.0), (8, 3.0)], 3.0).is_none());
+    assert!(ruled_out_passes(32, &[(1, 10.0), (4, 12.0)], 10.0).is_none());
+    // Against a faster plan of another approach the floor is weighed the same way.
+    assert!(ruled_out_passes(16, &[(1, 10.0), (2, 16.0)], 4.0).is_some());
+    assert!(ruled_out_passes(3, &[], 1.0).is_none());
+}
+
+#[test]
+fn a_cache_capacity_between_the_fastest_and_its_neighbour_is_tried_first() {
+    let mib = 1u64 << 20;
+    let edges = [25 * mib, 50 * mib];
+    // 384 MiB: 12 passes of 32 MiB fastest, 6 of 64 MiB beside it; the 50 MiB L2 lies
+    // between: 8 passes (48 MiB), the fewest within it.
+    let t = [(1, 4.05), (3, 3.4), (6, 2.9), (12, 2.36)];
+    assert_eq!(edge_passes(384 * mib, &t, &edges), Some(8));
+    // 96 MiB: 6 of 16 MiB fastest, 3 of 32 MiB beside it: 4 of 24 MiB within 25 MiB.
+    let t = [(1, 3.1), (2, 2.0), (3, 1.3), (6, 1.10)];
+    assert_eq!(edge_passes(96 * mib, &t, &edges), Some(4));
+    // 128 MiB: 4 of 32 MiB beside 8 of 16 MiB: 6 (21.33 MiB), as 5 (25.6 MiB) is over.
+    let t = [(1, 3.4), (2, 2.5), (4, 1.5), (8, 1.2)];
+    assert_eq!(edge_passes(128 * mib, &t, &edges), Some(6));
+    // No capacity between the scopes, or its count already timed: nothing.
+    let t = [(1, 4.0), (8, 2.0), (16, 2.1)];
+    assert_eq!(edge_passes(4096 * mib, &t, &edges), None);
+    let t = [(1, 4.05), (6, 2.9), (8, 2.2), (12, 2.36)];
+    assert_eq!(edge_passes(384 * mib, &t, &edges), None);
+    assert_eq!(edge_passes(384 * mib, &[], &edges), None);
+}
+
+#[test]
+fn cache_edges_take_the_drivers_l2_size_for_a_level_just_under_it() {
+    let mut profile = crate::default::builtin();
+    let Some(caches) = profile.caches.measured() else {
+        return;
+    };
+    let mib = 1u64 << 20;
+    let levels: Vec<u64> = caches
+        .levels
+        .iter()
+        .filter(|l| l.path == CachePath::L2 && l.size_bytes >= mib)
+        .map(|l| l.size_bytes)
+        .collect();
+    let Some(&largest) = levels.iter().max() else {
+        return;
+    };
+    // A driver L2 a tenth over the largest level: that level snaps to it.
+    profile.device.l2_bytes = largest + largest / 10;
+    assert!(cache_edges(&profile).contains(&profile.device.l2_bytes));
+    // Twice the level: too far to be the same cache; the level stays as measured.
+    profile.device.l2_bytes = 2 * largest + 4 * mib;
+    assert!(cache_edges(&profile).contains(&largest));
 }

@@ -28,6 +28,7 @@
 mod candidates;
 mod decision;
 mod key;
+mod pass_counts;
 pub mod session;
 mod store;
 

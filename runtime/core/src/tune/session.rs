@@ -3,7 +3,11 @@
 //! events; tests pass a fake). Candidates come safest first (untuned, model, neighbours).
 //!
 //! - Round 0 warms every candidate up once (module loads, first touches); its time only
-//!   counts toward the cost. A launch that fails drops its candidate, error kept.
+//!   counts toward the cost. A launch that fails drops its candidate, error kept. The
+//!   launches go in [`Trials::first_order`] (cheapest expected first), and a candidate
+//!   that [`Trials::ruled_out`] says cannot win from the launches so far is never launched,
+//!   nor timed after a warm-up that shows it: a kernel whose passes are costly does not pay
+//!   for the many-pass candidates.
 //! - Timed rounds then go round robin, so drift hits every candidate alike. After round 1 a
 //!   candidate over [`Budget::clear_loser`]× the leader's median is dropped; after round 2
 //!   one whose fastest run is over [`Budget::drop_ratio`]× the leader's median.
@@ -78,6 +82,14 @@ impl Stats {
     fn alive(&self) -> bool {
         self.dropped.is_none()
     }
+    /// Its time as far as known: the median of its runs, else its warm-up; `None` when it
+    /// failed or never ran.
+    pub fn estimate_ms(&self) -> Option<f64> {
+        if self.error.is_some() {
+            return None;
+        }
+        self.median_ms().or(self.warmup_ms)
+    }
 }
 
 /// Nearest-rank quantile of `runs`; `None` when empty.
@@ -98,6 +110,17 @@ pub trait Trials {
     fn time(&mut self, i: usize) -> Result<f64, String>;
     fn refine(&mut self, _stats: &[Stats]) -> bool {
         false
+    }
+    /// The order of the first `n` launches; cheaper candidates first let
+    /// [`Trials::ruled_out`] spare the costly ones. Anything but an order of `0..n` is
+    /// taken as `0..n`.
+    fn first_order(&self, n: usize) -> Vec<usize> {
+        (0..n).collect()
+    }
+    /// Why candidate `i` need not be launched (again), from the launches so far (`stats`,
+    /// its own warm-up included); never asked of the untuned candidate 0.
+    fn ruled_out(&self, _i: usize, _stats: &[Stats]) -> Option<String> {
+        None
     }
 }
 
@@ -152,7 +175,17 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
             }
         };
 
-    for i in 0..n {
+    let mut order = trials.first_order(n);
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    if !sorted.iter().copied().eq(0..n) {
+        order = (0..n).collect();
+    }
+    for i in order {
+        if let Some(why) = (i > 0).then(|| trials.ruled_out(i, &stats)).flatten() {
+            stats[i].dropped = Some(why);
+            continue;
+        }
         stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
     }
     for round in 1..=budget.max_samples.max(1) {
@@ -167,6 +200,13 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
                 let next = stats[i].runs_ms.iter().copied().fold(0.0, f64::max);
                 let owed = owed_ms(&stats, budget.min_samples);
                 if untuned.is_some_and(|u| spent + next + owed > budget.max_cost * u) {
+                    continue;
+                }
+            }
+            // Its own warm-up may already show it cannot win.
+            if i > 0 && stats[i].runs_ms.is_empty() {
+                if let Some(why) = trials.ruled_out(i, &stats) {
+                    stats[i].dropped = Some(why);
                     continue;
                 }
             }
@@ -191,7 +231,10 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
         if sampled(&stats) && room && trials.refine(&stats) {
             let i = stats.len();
             stats.push(Stats::default());
-            stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
+            match trials.ruled_out(i, &stats) {
+                Some(why) => stats[i].dropped = Some(why),
+                None => stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent),
+            }
         }
         let alive = stats.iter().filter(|s| s.alive()).count();
         let cost = reference_ms(&stats).map(|u| spent / u);

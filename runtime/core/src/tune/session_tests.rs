@@ -217,3 +217,77 @@ fn no_refinement_without_budget_room() {
         out.cost_in_untuned
     );
 }
+
+/// Candidates whose time is their pass count times one pass's (a kernel whose passes each
+/// repeat all its work), launched in the order given, with a rule that rules out by passes.
+struct Costly {
+    passes: Vec<u32>,
+    launched: Vec<usize>,
+}
+
+impl Trials for &mut Costly {
+    fn time(&mut self, i: usize) -> Result<f64, String> {
+        self.launched.push(i);
+        Ok(f64::from(self.passes[i]))
+    }
+    fn first_order(&self, n: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| self.passes[i]);
+        order
+    }
+    fn ruled_out(&self, i: usize, stats: &[Stats]) -> Option<String> {
+        let timed: Vec<(u32, f64)> = stats
+            .iter()
+            .enumerate()
+            .filter_map(|(j, s)| Some((self.passes[j], s.estimate_ms()?)))
+            .collect();
+        let fastest = timed.iter().map(|t| t.1).reduce(f64::min)?;
+        crate::tune::pass_counts::ruled_out_passes(self.passes[i], &timed, fastest)
+    }
+}
+
+#[test]
+fn costly_candidates_are_not_launched_once_the_fewer_passes_rule_them_out() {
+    // Untuned, the model's 12 passes, its neighbours 6 and 3: launched by passes, the
+    // 3-pass candidate shows a pass costing one untuned run, which rules out 6 and 12.
+    let mut t = Costly {
+        passes: vec![1, 12, 6, 3],
+        launched: vec![],
+    };
+    let out = run_trials(4, &Budget::default(), &mut t);
+    assert_eq!(out.chosen, 0, "{}", out.why);
+    assert!(
+        !t.launched.contains(&1) && !t.launched.contains(&2),
+        "{:?}",
+        t.launched
+    );
+    for i in [1, 2] {
+        let why = out.stats[i].dropped.as_deref().unwrap_or("");
+        assert!(why.starts_with("not launched"), "{why}");
+    }
+    let cost = out.cost_in_untuned.unwrap_or(f64::INFINITY);
+    // Warm-ups 1 + 3, one run of each, a second untuned run.
+    assert!(cost <= 9.0, "cost {cost}");
+    // Launched in the order given, the same session pays for every candidate.
+    let order_kept = run_trials(4, &Budget::default(), |i: usize| {
+        Ok(f64::from([1, 12, 6, 3][i]))
+    });
+    assert!(order_kept.cost_in_untuned.unwrap_or(0.0) > 20.0);
+}
+
+#[test]
+fn an_order_that_is_not_a_permutation_is_ignored() {
+    struct Odd(Vec<usize>);
+    impl Trials for &mut Odd {
+        fn time(&mut self, i: usize) -> Result<f64, String> {
+            self.0.push(i);
+            Ok(1.0)
+        }
+        fn first_order(&self, _n: usize) -> Vec<usize> {
+            vec![2, 2, 7]
+        }
+    }
+    let mut t = Odd(vec![]);
+    run_trials(3, &Budget::default(), &mut t);
+    assert_eq!(&t.0[..3], &[0, 1, 2]);
+}

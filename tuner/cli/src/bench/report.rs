@@ -64,7 +64,8 @@ type Pick = fn(&Row) -> f64;
 /// Time against size, one line per version and memory (sampling regions in device or
 /// pinned memory, grouping tables in device or pinned memory).
 pub fn chart(device: &str, r: &Report) -> Chart {
-    // Rows of one memory and kernel variant share a line: sampling cases end in ", N reads".
+    // Rows of one memory and kernel variant share a line: a case's "N reads" and "work N"
+    // parts name its variant.
     let group_of = |case: &str| -> String {
         let memory = if case.contains("(pinned)") {
             "pinned table"
@@ -75,10 +76,14 @@ pub fn chart(device: &str, r: &Report) -> Chart {
         } else {
             ""
         };
-        match case.rsplit_once(", ") {
-            Some((_, reads)) if reads.ends_with(" reads") => format!("{memory} {reads}"),
-            _ => memory.to_string(),
-        }
+        let variant = case
+            .split(", ")
+            .skip(1)
+            .filter(|p| p.ends_with(" reads") || p.starts_with("work "));
+        std::iter::once(memory)
+            .chain(variant)
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let mut groups: Vec<String> = Vec::new();
     for x in &r.rows {

@@ -51,6 +51,11 @@ pub struct Row {
 }
 
 impl Row {
+    /// Whether the row's region or table is in pinned host memory.
+    pub fn pinned(&self) -> bool {
+        self.case.contains("(pinned)") || self.case.starts_with("pinned")
+    }
+
     /// Builds a row; `best` is the fastest of `sweep`, `untuned` and `tuned`.
     pub fn new(
         case: String,

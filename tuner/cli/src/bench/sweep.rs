@@ -64,40 +64,68 @@ pub fn sampling_device_sizes(free_bytes: u64, quick: bool) -> Vec<u64> {
     }
 }
 
-/// Device sampling cases `(region, reads per thread)`: [`sampling_device_sizes`] at
-/// [`sampling_reads`], then sizes off powers of two (96 MiB, 384 MiB, 1.5 GiB, 3 GiB) at
-/// 1024 and at 64 reads, a kernel with far less work per pass (quick: 96 MiB and 1.5 GiB).
-pub fn sampling_device_cases(free_bytes: u64, quick: bool) -> Vec<(u64, u32)> {
+/// Rounds of mixing per value read of the compute-heavy sampling variant
+/// (`memtune_sampling_params::work`): about 1.5 k integer operations a read, as much time
+/// on an H100 as the random reads of a region past the L2.
+pub const SAMPLING_HEAVY_WORK: u32 = 256;
+
+/// Extra hash rounds per key of the heavy grouping variant
+/// (`memtune_grouping_params::work`): per-key work that every naive pass repeats.
+pub const GROUPING_HEAVY_WORK: u32 = 256;
+
+/// The end of a case's name for a kernel variant with `work` (nothing without).
+pub fn work_suffix(work: u32) -> String {
+    if work == 0 {
+        String::new()
+    } else {
+        format!(", work {work}")
+    }
+}
+
+/// One sampling row: region bytes, reads per thread and work per read.
+pub type SamplingCase = (u64, u32, u32);
+
+/// Device sampling cases: [`sampling_device_sizes`] at [`sampling_reads`], then sizes off
+/// powers of two (96 MiB, 384 MiB, 1.5 GiB, 3 GiB) at 1024 reads, at 64 reads (a kernel
+/// with far less work per pass) and at 1024 compute-heavy reads ([`SAMPLING_HEAVY_WORK`])
+/// (quick: 96 MiB and 1.5 GiB).
+pub fn sampling_device_cases(free_bytes: u64, quick: bool) -> Vec<SamplingCase> {
     let reads = sampling_reads(false);
-    let mut out: Vec<(u64, u32)> = sampling_device_sizes(free_bytes, quick)
+    let mut out: Vec<SamplingCase> = sampling_device_sizes(free_bytes, quick)
         .into_iter()
-        .map(|s| (s, reads))
+        .map(|s| (s, reads, 0))
         .collect();
     let odd: &[u64] = if quick {
         &[96 * MIB, 1536 * MIB]
     } else {
         &[96 * MIB, 384 * MIB, 1536 * MIB, 3 * GIB]
     };
-    for r in [reads, 64] {
+    for (r, work) in [(reads, 0), (64, 0), (reads, SAMPLING_HEAVY_WORK)] {
         out.extend(
             odd.iter()
                 .filter(|&&s| s <= free_bytes / 10 * 8)
-                .map(|&s| (s, r)),
+                .map(|&s| (s, r, work)),
         );
     }
     out
 }
 
 /// Sampling regions in pinned host memory: from 64 MiB up to min(8 GiB, a quarter of the
-/// host's memory) (quick: up to 2 GiB).
+/// host's memory) by powers of two, then 3, 12 and 24 GiB where they fit that quarter
+/// (quick: 64 MiB, 512 MiB and 2 GiB).
 pub fn sampling_pinned_sizes(host_bytes: u64, quick: bool) -> Vec<u64> {
     let cap = if quick { 2 * GIB } else { 8 * GIB };
     let sizes = geometric(MIN_BYTES, floor_pow2((host_bytes / 4).min(cap)));
     if quick {
-        thin(&sizes, 3)
-    } else {
-        sizes
+        return thin(&sizes, 3);
     }
+    let odd = [3 * GIB, 12 * GIB, 24 * GIB];
+    let mut sizes: Vec<u64> = sizes
+        .into_iter()
+        .chain(odd.into_iter().filter(|&s| s <= host_bytes / 4))
+        .collect();
+    sizes.sort_unstable();
+    sizes
 }
 
 /// Random reads per sampling thread: many for device memory, few for pinned memory, whose
@@ -140,6 +168,18 @@ pub fn grouping_pinned_table_sizes(host_bytes: u64, quick: bool) -> Vec<u64> {
         .copied()
         .filter(|&t| t <= host_bytes / 4)
         .collect()
+}
+
+/// Whether a grouping table also runs the heavy variant ([`GROUPING_HEAVY_WORK`]):
+/// device tables of 256 MiB to 1 GiB and the 256 MiB pinned table (quick: the 512 MiB
+/// device table); every size given to `--sizes` (`picked`).
+pub fn grouping_heavy(table: u64, pinned: bool, quick: bool, picked: bool) -> bool {
+    match (picked, quick, pinned) {
+        (true, _, _) => true,
+        (false, true, p) => !p && table == 512 * MIB,
+        (false, false, true) => table == 256 * MIB,
+        (false, false, false) => (256 * MIB..=GIB).contains(&table),
+    }
 }
 
 /// Keys of the grouping input (in pinned memory), fixed so that the run stays short.
@@ -203,15 +243,20 @@ mod tests {
         assert_eq!(device.len(), 11);
         let quick = sampling_device_sizes(free, true);
         assert_eq!(quick, vec![64 * MIB, 1 << 30, 16 * GIB, 64 * GIB]);
-        // 128 GiB of host memory: pinned up to 8 GiB; 16 GiB: up to 4 GiB.
-        assert_eq!(
-            sampling_pinned_sizes(128 * GIB, false).last(),
-            Some(&(8 * GIB))
-        );
-        assert_eq!(
-            sampling_pinned_sizes(16 * GIB, false).last(),
-            Some(&(4 * GIB))
-        );
+        // 128 GiB of host memory: pinned by powers of two up to 8 GiB, then 12 and 24 GiB;
+        // 16 GiB: up to 4 GiB, 3 GiB among them.
+        let pinned = sampling_pinned_sizes(128 * GIB, false);
+        assert_eq!(pinned.last(), Some(&(24 * GIB)));
+        assert!(pinned.contains(&(8 * GIB)) && pinned.contains(&(3 * GIB)));
+        assert!(pinned.windows(2).all(|w| w[0] < w[1]));
+        let small = sampling_pinned_sizes(16 * GIB, false);
+        assert_eq!(small.last(), Some(&(4 * GIB)));
+        assert!(small.contains(&(3 * GIB)));
+        // Device cases: every odd size once a variant, the heavy one with work.
+        let cases = sampling_device_cases(free, false);
+        let heavy = cases.iter().filter(|c| c.2 == SAMPLING_HEAVY_WORK).count();
+        assert_eq!(heavy, 4);
+        assert_eq!(cases.iter().filter(|c| c.1 == 64).count(), 4);
         assert_eq!(
             sampling_pinned_sizes(128 * GIB, true),
             vec![64 * MIB, 512 * MIB, 2 * GIB]
@@ -232,6 +277,19 @@ mod tests {
         assert_eq!(pass_counts(64 * MIB), vec![1, 2, 4]);
         assert_eq!(pass_counts(256 * MIB), vec![1, 2, 4, 8, 16]);
         assert_eq!(pass_counts(64 * GIB), PASSES.to_vec());
+    }
+
+    #[test]
+    fn heavy_grouping_rows_are_a_few_tables() {
+        let free = 139 * GIB;
+        let heavy: Vec<u64> = grouping_table_sizes(free, false)
+            .into_iter()
+            .filter(|&t| grouping_heavy(t, false, false, false))
+            .collect();
+        assert_eq!(heavy, vec![256 * MIB, 512 * MIB, GIB]);
+        assert!(grouping_heavy(256 * MIB, true, false, false));
+        assert!(!grouping_heavy(GIB, true, false, false));
+        assert!(grouping_heavy(12 * GIB, true, false, true));
     }
 
     #[test]

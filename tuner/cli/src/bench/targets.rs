@@ -102,13 +102,31 @@ pub fn autotune_checks(rows: &[Row]) -> Vec<Check> {
     ]
 }
 
+/// "A plan made without timing never makes a kernel much slower than untuned":
+/// untuned/plan at least this on every row.
+pub const PLAN_NOT_SLOWER: f64 = 0.97;
+
+/// The untimed plan's target over `rows`: untuned/plan at least [`PLAN_NOT_SLOWER`].
+pub fn plan_check(rows: &[Row]) -> Check {
+    let ratio = |r: &Row| Some(r.untuned.median_ms / r.tuned.median_ms);
+    check(
+        "untimed plan never much slower than untuned (untuned/plan >= 0.97)",
+        rows,
+        |r| {
+            let x = ratio(r)?;
+            (x < PLAN_NOT_SLOWER).then(|| format!("{}: untuned/plan {x:.3}", r.case))
+        },
+        format!("lowest untuned/plan {:.3}", worst(rows, ratio, false)),
+    )
+}
+
 /// One row as the flat record the bench JSON's `table` holds.
 pub fn flat(workload: &str, r: &Row) -> Value {
     let a = r.autotuned.as_ref();
     json!({
         "workload": workload,
         "variant": r.case,
-        "memory": if r.case.contains("(pinned)") || r.case.starts_with("pinned") { "pinned" } else { "device" },
+        "memory": if r.pinned() { "pinned" } else { "device" },
         "bytes": r.size_bytes,
         "untuned_ms": r.untuned.median_ms,
         "plan_ms": r.tuned.median_ms,

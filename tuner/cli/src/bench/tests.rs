@@ -111,3 +111,57 @@ fn sizes_pick_fits_the_memory_and_kind() {
     assert_eq!(default.sizes(1, &note, vec![7, 8]), vec![7, 8]);
     assert!(default.wants(MemoryKind::Device) && default.wants(MemoryKind::Pinned));
 }
+
+#[test]
+fn chart_lines_keep_kernel_variants_apart() {
+    let calls = RefCell::new(Vec::new());
+    let mut rows = Vec::new();
+    for case in [
+        "device 96 MiB, 1024 reads",
+        "device 384 MiB, 1024 reads",
+        "device 96 MiB, 1024 reads, work 256",
+        "device 96 MiB, 64 reads",
+        "table 1 GiB (pinned), 16 keys pinned, work 256",
+    ] {
+        let mut r = two_rounds(2, vec![], |c| fake(&calls, c)).unwrap();
+        r.case = case.to_string();
+        rows.push(r);
+    }
+    let report = Report {
+        workload: "sampling",
+        rounds: 2,
+        rows,
+        errors: vec![],
+        checks: vec![],
+    };
+    let chart = report::chart("GPU", &report);
+    let lines: Vec<(&str, usize)> = chart
+        .series
+        .iter()
+        .filter(|s| s.label.starts_with("untuned"))
+        .map(|s| (s.label.as_str(), s.points.len()))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            ("untuned, device 1024 reads", 2),
+            ("untuned, device 1024 reads work 256", 1),
+            ("untuned, device 64 reads", 1),
+            ("untuned, pinned table work 256", 1),
+        ]
+    );
+}
+
+#[test]
+fn the_untimed_plan_check_fails_a_plan_much_slower_than_untuned() {
+    let calls = RefCell::new(Vec::new());
+    // Untuned config 1 timed first (1 ms), the plan (config 2) after it (2 ms).
+    let r = two_rounds(2, vec![], |c| fake(&calls, c)).unwrap();
+    assert!(r.untuned.median_ms < r.tuned.median_ms);
+    let c = targets::plan_check(std::slice::from_ref(&r));
+    assert!(!c.met, "{c:?}");
+    assert_eq!(c.misses.len(), 1);
+    let mut fine = r.clone();
+    fine.tuned.median_ms = fine.untuned.median_ms * 1.02;
+    assert!(targets::plan_check(&[fine]).met);
+}
