@@ -213,7 +213,7 @@ impl Tunable for SamplingWorkload {
 
     fn neighbours(&self, model: &SamplingPlan) -> Vec<SamplingPlan> {
         let why = format!("a neighbour of the model's {} passes", model.passes);
-        neighbour_passes(model.passes)
+        neighbour_passes(model.passes, self.memory == MemoryKind::Pinned)
             .into_iter()
             .map(|p| self.scoped(p, &why))
             .filter(|p| p.passes >= 2)
@@ -307,7 +307,7 @@ impl Tunable for GroupingWorkload {
     fn neighbours(&self, model: &GroupingPlan) -> Vec<GroupingPlan> {
         let approach = self.scoped_approach(model.approach);
         let why = format!("a neighbour of the model's {} passes", model.passes);
-        neighbour_passes(model.passes)
+        neighbour_passes(model.passes, self.table_memory == MemoryKind::Pinned)
             .into_iter()
             .map(|p| self.scoped(p, approach, &why))
             .filter(|p| p.passes >= 2)

@@ -47,12 +47,15 @@ fn untuned_first_model_second_at_most_five_no_duplicates() {
 
 #[test]
 fn neighbours_halve_and_quarter_before_doubling() {
-    assert_eq!(neighbour_passes(6), vec![3, 2, 12, 24]);
-    assert_eq!(neighbour_passes(12), vec![6, 3, 24, 48]);
-    assert_eq!(neighbour_passes(8), vec![4, 2, 16, 32]);
-    assert_eq!(neighbour_passes(3), vec![2, 6, 12]);
-    assert_eq!(neighbour_passes(2), vec![4, 8]);
-    assert_eq!(neighbour_passes(1), vec![2, 4, 8]);
+    assert_eq!(neighbour_passes(6, false), vec![3, 2, 12, 24]);
+    assert_eq!(neighbour_passes(12, false), vec![6, 3, 24, 48]);
+    assert_eq!(neighbour_passes(8, false), vec![4, 2, 16, 32]);
+    assert_eq!(neighbour_passes(3, false), vec![2, 6, 12]);
+    assert_eq!(neighbour_passes(2, false), vec![4, 8]);
+    assert_eq!(neighbour_passes(1, false), vec![2, 4, 8]);
+    // Pinned memory: half and double first.
+    assert_eq!(neighbour_passes(6, true), vec![3, 12, 2, 24]);
+    assert_eq!(neighbour_passes(1, true), vec![2, 4, 8]);
 }
 
 #[test]
@@ -66,12 +69,14 @@ fn refinement_fills_the_gap_beside_the_fastest() {
     // That gap closed (3 timed): the other side.
     let t = [(1, 0.3), (2, 0.26), (3, 0.25), (6, 0.27)];
     assert_eq!(refine_passes(&t), Some(4));
-    // The most passes is fastest, the times still falling steeply: half a doubling past.
+    // The most passes is fastest: half a doubling past, however little the times fell.
     let t = [(1, 9.0), (8, 4.0), (16, 3.6), (32, 3.2)];
     assert_eq!(refine_passes(&t), Some(45));
-    // Falling less than 10% to it: back between it and its neighbour.
     let t = [(1, 4.0), (3, 3.5), (6, 2.57), (12, 2.45)];
-    assert_eq!(refine_passes(&t), Some(8));
+    assert_eq!(refine_passes(&t), Some(17));
+    // 17 timed too: between 12 and its faster neighbour, 17.
+    let t = [(1, 4.0), (3, 3.5), (6, 2.57), (12, 2.45), (17, 2.5)];
+    assert_eq!(refine_passes(&t), Some(14));
     // Untuned fastest next to 2 passes: nothing between 1 and 2.
     assert_eq!(refine_passes(&[(1, 1.0), (2, 1.1), (4, 1.3)]), None);
     // Every gap around the leader closed; timings without a median are ignored.

@@ -19,30 +19,39 @@ pub(super) fn split(total: u64, passes: u32, unit: u64) -> (u64, u32) {
 
 /// Pass counts around the model's, fewer first (the passes' overhead is what the model
 /// cannot see in the kernel): half and a quarter of the model's, then twice and four times;
-/// without a scoped pick, 2, 4 and 8. The refinement then fills the gap next to the
-/// fastest. (On an H100 a user's gather ran 384 MiB best in 3 passes where the model
-/// picked 8 to 12.)
-pub(super) fn neighbour_passes(model_passes: u32) -> Vec<u32> {
+/// without a scoped pick, 2, 4 and 8. In `pinned` memory half and twice come first: its
+/// best count is the TLB's (a mapping of 4 KiB pages wants many passes whatever the
+/// kernel; an H100 ran 512 MiB best in 16 passes where the model picked 3). The refinement
+/// then fills the gap next to the fastest. (On an H100 a user's gather ran 384 MiB of
+/// device memory best in 3 passes where the model picked 8 to 12.)
+pub(super) fn neighbour_passes(model_passes: u32, pinned: bool) -> Vec<u32> {
     if model_passes <= 1 {
         return vec![2, 4, 8];
     }
     let p = model_passes;
     let mut out: Vec<u32> = Vec::new();
-    for n in [
-        p.div_ceil(2),
-        (p + 2) / 4,
-        p.saturating_mul(2),
-        p.saturating_mul(4),
-    ] {
+    let order = if pinned {
+        [
+            p.div_ceil(2),
+            p.saturating_mul(2),
+            (p + 2) / 4,
+            p.saturating_mul(4),
+        ]
+    } else {
+        [
+            p.div_ceil(2),
+            (p + 2) / 4,
+            p.saturating_mul(2),
+            p.saturating_mul(4),
+        ]
+    };
+    for n in order {
         if n >= 2 && n != p && !out.contains(&n) {
             out.push(n);
         }
     }
     out
 }
-
-/// A fall from one timed pass count to the next this steep is still far from the best.
-const STEEP: f64 = 1.1;
 
 /// Largest pass count the refinement proposes (the planners' search stops there too).
 const MAX_REFINED_PASSES: u32 = 1024;
@@ -61,8 +70,8 @@ fn by_count(timed: &[(u32, f64)]) -> Vec<(u32, f64)> {
 
 /// The pass count to try next, from `(passes, median ms)` of the timed candidates: the
 /// geometric middle between the fastest and its faster neighbour in pass count (else the
-/// other neighbour); when the fastest has the most passes, half a doubling past it if the
-/// times still fell steeply to it, else the middle below it.
+/// other neighbour); when the fastest has the most passes, half a doubling past it, else
+/// (that count timed) the middle below it.
 /// `None` when every such gap is already closed (adjacent counts, or already timed).
 pub(super) fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
     let pts = by_count(timed);
@@ -80,14 +89,12 @@ pub(super) fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
         (Some(b), Some(a)) if b.1 <= a.1 => tries.extend([mid(here, b.0), mid(here, a.0)]),
         (Some(b), Some(a)) => tries.extend([mid(here, a.0), mid(here, b.0)]),
         (Some(b), None) if here > 1 => {
-            // Most passes fastest: past it while the times still fall steeply, else back
-            // towards its neighbour (the fall flattens near the best).
+            // Most passes fastest: the times still fall towards more passes. (Going back
+            // where the fall was under 10% left an H100's zero-copy 1 GiB region at 4 passes
+            // of 256 MiB, 1.13x its best of 32; a cache's edge below it is
+            // `edge_passes`'s.)
             let past = (f64::from(here) * std::f64::consts::SQRT_2).round() as u32;
-            if b.1 >= STEEP * pts[lead].1 {
-                tries.extend([past, mid(here, b.0)]);
-            } else {
-                tries.extend([mid(here, b.0), past]);
-            }
+            tries.extend([past, mid(here, b.0)]);
         }
         (None, Some(a)) => tries.push(mid(here, a.0)),
         _ => {}
