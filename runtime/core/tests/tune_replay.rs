@@ -27,7 +27,11 @@ fn root() -> PathBuf {
 }
 
 /// (bench JSON, the machine's profile) of every recorded run with a sampling sweep.
-const RUNS: [(&str, &str); 8] = [
+const RUNS: [(&str, &str); 9] = [
+    (
+        "benchmarks/results/h100/2026-11-26-a772e1b3-variants/bench-sampling.json",
+        "tests/fixtures/h100/GPU-a772e1b3-afb0-3340-d3eb-e185de293dc0.json",
+    ),
     (
         "benchmarks/results/h100/2026-11-26-1a03b07d-variants/bench-sampling.json",
         "tests/fixtures/h100/GPU-1a03b07d-dacd-6ff3-b691-753486059d29.json",
