@@ -10,6 +10,7 @@ mod autotuned;
 mod report;
 mod rounds;
 mod row;
+mod stencil;
 mod steps;
 pub mod sweep;
 mod targets;
@@ -20,9 +21,8 @@ use clap::{Args, ValueEnum};
 use memtune::launch::{grouping_capacity, LaunchError};
 use memtune::Runtime;
 use memtune_core::lookup::{self, LookupConfig, Wanted};
-use memtune_core::plan::{stencil, Dtype};
-use memtune_core::plan::{GroupingPlan, SamplingPlan, StencilPlan};
-use memtune_core::plan::{GroupingWorkload, SamplingWorkload, StencilWorkload};
+use memtune_core::plan::{GroupingPlan, SamplingPlan};
+use memtune_core::plan::{GroupingWorkload, SamplingWorkload};
 use memtune_core::userio::WriteOptions;
 use memtune_core::{store, time, MemoryKind, Profile};
 use memtune_kernels::params::SamplingParams;
@@ -135,7 +135,7 @@ pub fn run(
         let report = match w {
             Workload::Sampling => bench_sampling(&mut rt, &profile, &Pick::of(args), &steps),
             Workload::Grouping => bench_grouping(&mut rt, &profile, &Pick::of(args), &steps),
-            _ => bench_stencil(&mut rt, &profile, args.quick, copy_gbs, &steps),
+            _ => stencil::bench(&mut rt, &profile, args.quick, copy_gbs, &steps),
         }
         .map_err(launch_error)?;
         reports.push(report);
@@ -497,90 +497,6 @@ fn bench_grouping(
     }
     steps.finish(&format!("{} rows", rows.len()));
     Ok(finish("grouping", 1, rows, errors, None))
-}
-
-fn bench_stencil(
-    rt: &mut Runtime,
-    profile: &Profile,
-    quick: bool,
-    copy_gbs: f64,
-    steps: &Steps,
-) -> Result<Report, LaunchError> {
-    let uuid = rt.identity().uuid.clone();
-    let mut rows = Vec::new();
-    let mut errors = Vec::new();
-    let cases = sweep::stencil_cases(quick);
-    for (d, dtype) in [Dtype::F32, Dtype::F64].into_iter().enumerate() {
-        for (c, &(dims, repeats)) in cases.iter().enumerate() {
-            let cells = dims.iter().map(|&d| d as usize).product::<usize>();
-            let words = random_words(cells, 0x57e4 + u64::from(dims[0]));
-            // Values in [0, 1): finite sums, no zeros to time on.
-            let input = match dtype {
-                Dtype::F32 => {
-                    let v: Vec<f32> = words
-                        .iter()
-                        .map(|&w| (w >> 8) as f32 / 16_777_216.0)
-                        .collect();
-                    rt.resident_f32(&v)?
-                }
-                Dtype::F64 => {
-                    let v: Vec<f64> = words
-                        .iter()
-                        .map(|&w| f64::from(w) / 4_294_967_296.0)
-                        .collect();
-                    rt.resident_f64(&v)?
-                }
-            };
-            let case = sweep::stencil_case(dims, dtype.as_str(), repeats);
-            steps.case("stencil", d * cases.len() + c, 2 * cases.len(), &case);
-            let w = StencilWorkload {
-                dims,
-                dtype,
-                repeats,
-            };
-            let tuned = match stencil::plan(profile, &w) {
-                Ok(p) => p,
-                Err(e) => {
-                    errors.push(format!("{case}: planner: {e}"));
-                    continue;
-                }
-            };
-            let elem = if dtype == Dtype::F32 { 4 } else { 8 };
-            let time = |plan: &StencilPlan, runs: usize, warmup: bool| {
-                rt.set_warmup(warmup);
-                let r = match dtype {
-                    Dtype::F32 => rt.time_stencil_f32(&input, dims, repeats, plan, runs),
-                    Dtype::F64 => rt.time_stencil_f64(&input, dims, repeats, plan, runs),
-                };
-                rt.set_warmup(true);
-                r.map(|(digest, t)| (format!("{digest:016x}"), t))
-            };
-            let candidates = sweep::stencil_candidates(dims, repeats, elem);
-            let r = tuned_row(
-                (case.clone(), (cells as u64) * elem),
-                sweep::stencil_untuned(),
-                tuned,
-                candidates,
-                sweep::stencil_label,
-                1,
-                (profile, &uuid, &w),
-                time,
-            );
-            match r {
-                Ok(mut r) => {
-                    r.tuned_gb_per_s = Some(sweep::stencil_gb_per_s(
-                        cells as u64,
-                        elem,
-                        r.tuned.median_ms,
-                    ));
-                    rows.push(r);
-                }
-                Err(e) => errors.push(format!("{case}: {e}")),
-            }
-        }
-    }
-    steps.finish(&format!("{} rows", rows.len()));
-    Ok(finish("stencil", 1, rows, errors, Some(copy_gbs)))
 }
 
 fn finish(
