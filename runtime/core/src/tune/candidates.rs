@@ -96,7 +96,7 @@ pub trait Tunable {
     }
 
     /// [`Tunable::ruled_out`] for candidate `i` of `candidates`, given each one's
-    /// measurements so far (`stats`, in the same order; its own warm-up counts).
+    /// measurements so far (`stats`, in the same order: each one's latest launch).
     fn ruled_out_at(
         &self,
         candidates: &[Candidate<Self::Plan>],
@@ -106,7 +106,7 @@ pub trait Tunable {
         let timed: Vec<(&Self::Plan, Option<f64>)> = candidates
             .iter()
             .zip(stats)
-            .map(|(c, s)| (&c.plan, s.estimate_ms()))
+            .map(|(c, s)| (&c.plan, s.latest_ms()))
             .collect();
         self.ruled_out(&candidates.get(i)?.plan, &timed)
     }

@@ -107,8 +107,8 @@ pub(super) fn refine_passes(timed: &[(u32, f64)]) -> Option<u32> {
 /// The capacities of the caches every SM shares (the L2 path's levels), from 1 MiB up:
 /// where scopes cross one, random accesses fall off a cliff the profile measured. The
 /// probe's chases put a level somewhat under what it holds (an H100's L2 at 45.5-47.5 and
-/// its near partition at 21-24 MiB, of 50 and 25 MiB), so a level within [`SNAP`] under the
-/// L2 size the driver reports, or half of it, is taken at that size.
+/// its near partition at 17.75-24 MiB, of 50 and 25 MiB), so a level within [`SNAP`] under
+/// the L2 size the driver reports, or half of it, is taken at that size.
 pub(super) fn cache_edges(profile: &Profile) -> Vec<u64> {
     let Some(caches) = profile.caches.measured() else {
         return Vec::new();
@@ -133,7 +133,7 @@ pub(super) fn cache_edges(profile: &Profile) -> Vec<u64> {
 
 /// How far under the driver's L2 size (or half of it) a measured level may lie and still
 /// be taken as that size.
-const SNAP: f64 = 1.2;
+const SNAP: f64 = 1.5;
 
 /// The fewest passes whose scopes of `total` bytes fit a cache's capacity (one of `edges`),
 /// where that capacity lies between the scopes of the fastest of `timed` `(passes, ms)` and

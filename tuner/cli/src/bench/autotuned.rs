@@ -32,6 +32,19 @@ pub struct Autotuned {
     pub why: String,
     /// The lookup after tuning timed something (it must not).
     pub second_run_timed: bool,
+    /// Every candidate's launches in the session, as the decision recorded them.
+    pub trials: Vec<Trial>,
+}
+
+/// One candidate's launches in the tuning session.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Trial {
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_ms: Option<f64>,
+    pub runs_ms: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
 }
 
 /// Tunes `workload` with `time(plan, runs, warmup)` (a result string and its timing),
@@ -102,6 +115,16 @@ pub fn autotune<W: Tunable>(
         tuning_ms: decision.tuning_ms,
         launches: decision.launches,
         cost_in_untuned: decision.cost_in_untuned,
+        trials: decision
+            .candidates
+            .iter()
+            .map(|c| Trial {
+                label: c.label.clone(),
+                warmup_ms: c.stats.warmup_ms,
+                runs_ms: c.stats.runs_ms.clone(),
+                dropped: c.stats.dropped.clone(),
+            })
+            .collect(),
         why: decision.why,
         second_run_timed,
     };
