@@ -394,12 +394,10 @@ fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
         return false;
     };
     let spread = |st: &Stats, m: f64| {
-        let lo = st.runs_ms.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = st.runs_ms.iter().copied().fold(0.0, f64::max);
-        if m > 0.0 && lo.is_finite() {
-            (hi - lo) / m
-        } else {
-            0.0
+        match st.fastest_ms() {
+            Some(lo) if m > 0.0 => (hi - lo) / m,
+            _ => 0.0,
         }
     };
     let wander = spread(fast, f).max(spread(safe, s)).min(WANDER_CAP);

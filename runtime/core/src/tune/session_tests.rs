@@ -218,6 +218,24 @@ fn no_refinement_without_budget_room() {
     );
 }
 
+/// Candidates `0..n` by their pass counts `passes`, fewest first.
+fn fewest_passes_first(passes: &[u32], n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| passes[i]);
+    order
+}
+
+/// The pass-count rule on each candidate's latest launch, as the autotuner asks it.
+fn ruled_out_by_passes(passes: &[u32], i: usize, stats: &[Stats]) -> Option<String> {
+    let timed: Vec<(u32, f64)> = stats
+        .iter()
+        .enumerate()
+        .filter_map(|(j, s)| Some((passes[j], s.latest_ms()?)))
+        .collect();
+    let fastest = timed.iter().map(|t| t.1).reduce(f64::min)?;
+    crate::tune::pass_counts::ruled_out_passes(passes[i], &timed, fastest)
+}
+
 /// Candidates whose time is their pass count times one pass's (a kernel whose passes each
 /// repeat all its work), launched in the order given, with a rule that rules out by passes.
 struct Costly {
@@ -231,18 +249,10 @@ impl Trials for &mut Costly {
         Ok(f64::from(self.passes[i]))
     }
     fn first_order(&self, n: usize) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| self.passes[i]);
-        order
+        fewest_passes_first(&self.passes, n)
     }
     fn ruled_out(&self, i: usize, stats: &[Stats]) -> Option<String> {
-        let timed: Vec<(u32, f64)> = stats
-            .iter()
-            .enumerate()
-            .filter_map(|(j, s)| Some((self.passes[j], s.latest_ms()?)))
-            .collect();
-        let fastest = timed.iter().map(|t| t.1).reduce(f64::min)?;
-        crate::tune::pass_counts::ruled_out_passes(self.passes[i], &timed, fastest)
+        ruled_out_by_passes(&self.passes, i, stats)
     }
 }
 
@@ -307,18 +317,10 @@ fn a_disturbed_warm_up_rules_nothing_out_once_relaunched() {
             Ok(if first_of_two { 2.2 } else { 1.0 })
         }
         fn first_order(&self, n: usize) -> Vec<usize> {
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&i| self.passes[i]);
-            order
+            fewest_passes_first(&self.passes, n)
         }
         fn ruled_out(&self, i: usize, stats: &[Stats]) -> Option<String> {
-            let timed: Vec<(u32, f64)> = stats
-                .iter()
-                .enumerate()
-                .filter_map(|(j, s)| Some((self.passes[j], s.latest_ms()?)))
-                .collect();
-            let fastest = timed.iter().map(|t| t.1).reduce(f64::min)?;
-            crate::tune::pass_counts::ruled_out_passes(self.passes[i], &timed, fastest)
+            ruled_out_by_passes(&self.passes, i, stats)
         }
     }
     let mut t = Disturbed {
