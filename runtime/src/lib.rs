@@ -11,8 +11,8 @@ pub mod gpu;
 pub mod launch;
 pub mod replan;
 pub mod reuse;
-pub mod space;
 pub mod tuned;
+pub mod workload;
 
 pub use autotune::{Autotuner, PlanSource, TunedPlan};
 pub use launch::{LaunchError, Runtime};

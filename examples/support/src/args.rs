@@ -1,7 +1,68 @@
-//! Command-line values and the `--check-free` limits.
+//! The command line: values, the arguments every example ends with, the checks of the
+//! mode they choose, and the `--check-free` limits.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
 
 use memtune::core::size::{self, format_bytes, UNITS};
 use memtune::MemoryKind;
+
+use crate::Error;
+
+/// A parsed command line: `Err(clap::Error)` for what clap reports itself (`--help`
+/// included: print it with `e.exit()`), else what the example's checks made of it.
+pub type Parsed<T> = Result<Result<T, Error>, clap::Error>;
+
+/// Parses `args` (without the program name) as the command line of `name`, then `check`s
+/// them.
+pub fn parse<C: clap::Parser, T, I, A>(
+    name: &str,
+    args: I,
+    check: impl FnOnce(C) -> Result<T, Error>,
+) -> Parsed<T>
+where
+    I: IntoIterator<Item = A>,
+    A: Into<OsString> + Clone,
+{
+    let argv = std::iter::once(name.into()).chain(args.into_iter().map(Into::into));
+    C::try_parse_from(argv).map(check)
+}
+
+/// The arguments every example's command line ends with (flattened into its own).
+#[derive(Debug, clap::Args)]
+pub struct Output {
+    /// Write the bench rows as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Default mode: fail (exit 1) unless a stored decision was used and nothing timed.
+    #[arg(long)]
+    pub expect_stored: bool,
+}
+
+impl Output {
+    /// Checks the arguments against the mode: with `bench`, neither the default mode's
+    /// `one` argument (`--region`) nor `--expect-stored`; without, neither the bench's
+    /// `list` argument (`--sizes`) nor `--json`. Each is `(flag, given)`.
+    pub fn check_mode(
+        &self,
+        bench: bool,
+        one: (&str, bool),
+        list: (&str, bool),
+    ) -> Result<(), Error> {
+        let usage = |m: String| Err(Error::Usage(m));
+        if bench {
+            if one.1 {
+                return usage(format!("--bench takes {}, not {}", list.0, one.0));
+            }
+            if self.expect_stored {
+                return usage("--expect-stored is for the default mode, not --bench".into());
+            }
+        } else if list.1 || self.json.is_some() {
+            return usage(format!("{} and --json go with --bench", list.0));
+        }
+        Ok(())
+    }
+}
 
 /// `device` or `pinned` (managed memory is not offered).
 pub fn parse_memory(s: &str) -> Result<MemoryKind, String> {
@@ -20,6 +81,10 @@ pub fn parse_quantity(s: &str, noun: &str, example: &str) -> Result<u64, String>
         _ => format!("`{s}`: unknown unit or too large (units: {UNITS})"),
     })
 }
+
+/// A list of sizes (a newtype: clap would take a `Vec` for a repeated flag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sizes(pub Vec<u64>);
 
 /// A comma-separated list, each item parsed by `item`.
 pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
@@ -94,6 +159,36 @@ mod tests {
         assert!(parse_memory("managed")
             .unwrap_err()
             .contains("not device or pinned"));
+    }
+
+    #[test]
+    fn mode_checks() {
+        let output = |json: bool, expect_stored: bool| Output {
+            json: json.then(|| PathBuf::from("x.json")),
+            expect_stored,
+        };
+        let one = ("--region", true);
+        let list = ("--sizes", true);
+        let none = |flag| (flag, false);
+        let ok = output(true, false).check_mode(true, none("--region"), list);
+        assert_eq!(ok, Ok(()));
+        assert_eq!(
+            output(false, true).check_mode(false, one, none("--sizes")),
+            Ok(())
+        );
+        let e = output(false, false).check_mode(true, one, list);
+        assert_eq!(
+            e,
+            Err(Error::Usage("--bench takes --sizes, not --region".into()))
+        );
+        let e = output(false, true).check_mode(true, none("--region"), list);
+        let want = "--expect-stored is for the default mode, not --bench";
+        assert_eq!(e, Err(Error::Usage(want.into())));
+        let e = output(true, false).check_mode(false, one, none("--sizes"));
+        assert_eq!(
+            e,
+            Err(Error::Usage("--sizes and --json go with --bench".into()))
+        );
     }
 
     #[test]

@@ -1,11 +1,16 @@
 //! The bench's timing and bookkeeping around memtune's autotuner: round-robin rounds with
-//! a warm-up, medians per plan, the distinct plans to time, the fastest, a fresh decision
-//! store and the "second run times nothing" check.
+//! a warm-up (launches checked through result slots), medians per plan, the distinct plans
+//! to time, the fastest, the two tuning calls on a fresh decision store and the "second
+//! run times nothing" check, and the [`Timings`] of a row.
 
+use memtune::autotune::{Autotuner, Mode};
 use memtune::core::tune::{Decision, DecisionStore};
+use memtune::core::Profile;
 use memtune::{PlanSource, TunedPlan};
 
-use crate::report::Timed;
+use crate::gpu::{Slot, SlotValue, Slots};
+use crate::report::{Timed, Timings};
+use crate::Error;
 
 /// Timed runs per plan, after one warm-up round.
 pub const RUNS: usize = 5;
@@ -121,6 +126,173 @@ impl DecisionSummary {
     }
 }
 
+/// What a tuning call did.
+pub struct Tuning<P> {
+    pub tuned: TunedPlan<P>,
+    /// Launches the autotuner made; 0 when a stored decision (or the model) was used.
+    pub launches: usize,
+}
+
+/// What the bench's two tuning calls found: the first call, its decision, and whether
+/// the second call timed anything.
+pub struct TunedTwice<P> {
+    pub first: Tuning<P>,
+    pub decision: Decision,
+    pub second_run_timed: bool,
+}
+
+/// What every row of one bench shares: the example's GPU, and the profile and GPU UUID
+/// its autotuners are made with.
+pub struct Bench<'a, G> {
+    pub gpu: &'a G,
+    pub profile: &'a Profile,
+    pub uuid: &'a str,
+}
+
+impl<G> Bench<'_, G> {
+    /// The bench's two tuning calls on a fresh decision store, `tune` making one with the
+    /// autotuner it is given: the first (`Mode::Always`) tunes, its warnings go to stderr;
+    /// the second (`Mode::Auto`) should reuse its decision. `same` tells two plans that
+    /// launch alike.
+    pub fn tune_twice<P>(
+        &self,
+        tune: impl FnMut(&Autotuner) -> Result<Tuning<P>, Error>,
+        same: impl Fn(&P, &P) -> bool,
+    ) -> Result<TunedTwice<P>, Error> {
+        tune_twice(self.profile, self.uuid, tune, same)
+    }
+}
+
+fn tune_twice<P>(
+    profile: &Profile,
+    uuid: &str,
+    mut tune: impl FnMut(&Autotuner) -> Result<Tuning<P>, Error>,
+    same: impl Fn(&P, &P) -> bool,
+) -> Result<TunedTwice<P>, Error> {
+    // A fresh store: this run tunes; the second lookup must find its decision.
+    let (_dir, store) = fresh_store().map_err(Error::Io)?;
+    let tuner = |mode| Autotuner::new(profile.clone(), uuid, store.clone(), mode);
+    let first = tune(&tuner(Mode::Always))?;
+    let decision = first
+        .tuned
+        .decision
+        .clone()
+        .ok_or_else(|| Error::Autotune("tuning made no decision".into()))?;
+    for w in &first.tuned.warnings {
+        eprintln!("warning: {w}");
+    }
+    let second = tune(&tuner(Mode::Auto))?;
+    let second_run_timed = second_run_timed(&first.tuned, &second.tuned, second.launches > 0, same);
+    Ok(TunedTwice {
+        first,
+        decision,
+        second_run_timed,
+    })
+}
+
+/// Times `plans` round robin ([`round_robin`]) with a result slot each launch: `launch`
+/// enqueues plan `i` into its slot and returns its milliseconds. Every `capacity` launches
+/// and after the last, the slots are read and each compared with `expected`; `wrong` words
+/// a plan's differing value (for `Error::Mismatch`). The medians, `label` naming plans.
+pub fn time_into_slots<P, T: SlotValue + PartialEq>(
+    plans: &[P],
+    slots: &mut Slots<T>,
+    capacity: usize,
+    expected: &T,
+    mut launch: impl FnMut(&P, Slot) -> Result<f64, Error>,
+    wrong: impl Fn(&P, &T) -> String,
+    label: impl Fn(&P) -> String,
+) -> Result<Vec<Timed>, Error> {
+    // (plan, slot index) of the launches since the slots were last read.
+    let mut taken = Vec::new();
+    let check = |slots: &Slots<T>, taken: &[(usize, usize)]| -> Result<(), Error> {
+        let got = slots.read()?;
+        for &(plan, slot) in taken {
+            if got[slot] != *expected {
+                return Err(Error::Mismatch(wrong(&plans[plan], &got[slot])));
+            }
+        }
+        Ok(())
+    };
+    slots.reset()?;
+    let runs = round_robin(plans, |i, plan| {
+        if slots.used() == capacity {
+            check(slots, &taken)?;
+            taken.clear();
+            slots.reset()?;
+        }
+        let slot = slots.take()?;
+        taken.push((i, slot.index));
+        launch(plan, slot)
+    })?;
+    check(slots, &taken)?;
+    medians(&runs, plans, label).map_err(Error::Autotune)
+}
+
+/// The times of the plans a bench row timed: `plans`, each distinct, timed as `times`.
+pub struct PlanTimes<'a, P> {
+    pub plans: &'a [P],
+    pub times: &'a [Timed],
+    pub label: fn(&P) -> String,
+    /// Whether two plans launch alike.
+    pub same: fn(&P, &P) -> bool,
+}
+
+impl<'a, P> PlanTimes<'a, P> {
+    pub fn new(
+        plans: &'a [P],
+        times: &'a [Timed],
+        label: fn(&P) -> String,
+        same: fn(&P, &P) -> bool,
+    ) -> Self {
+        PlanTimes {
+            plans,
+            times,
+            label,
+            same,
+        }
+    }
+
+    /// The time of the plan that launches as `p` does; `Err` when none was timed.
+    pub fn of(&self, p: &P) -> Result<Timed, Error> {
+        time_of(self.plans, self.times, p, self.same)
+            .ok_or_else(|| Error::Autotune(format!("{} was not timed", (self.label)(p))))
+    }
+
+    /// The fastest of `among`, labelled; `Err(none)` for no plan.
+    pub fn fastest_of(&self, among: &[P], none: &str) -> Result<(String, Timed), Error> {
+        let timed = among
+            .iter()
+            .map(|p| self.of(p).map(|t| ((self.label)(p), t)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        fastest(timed).ok_or_else(|| Error::Autotune(none.to_string()))
+    }
+
+    /// The row's timings: `untuned`, the `model`'s plan and the autotuned one of `tuned`,
+    /// then `best` (the fastest of the plans the bench swept).
+    pub fn timings(
+        &self,
+        untuned: &P,
+        model: &P,
+        tuned: &TunedTwice<P>,
+        best: (String, Timed),
+    ) -> Result<Timings, Error> {
+        let (best_config, best) = best;
+        let autotuned = &tuned.first.tuned;
+        Ok(Timings {
+            untuned: self.of(untuned)?,
+            plan_config: (self.label)(model),
+            plan: self.of(model)?,
+            autotuned_config: autotuned.label.clone(),
+            autotuned: self.of(&autotuned.plan)?,
+            best_config,
+            best,
+            tuning: DecisionSummary::of(&tuned.decision),
+            second_run_timed: tuned.second_run_timed,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +331,28 @@ mod tests {
         assert_eq!(fastest(Vec::new()), None);
         let (_dir, store) = fresh_store().expect("a store");
         assert!(store.local_dir().is_some());
+    }
+
+    #[test]
+    fn plan_times_name_the_untimed_and_the_fastest() {
+        let plans = [1u32, 2, 3];
+        let times: Vec<Timed> = [3.0, 1.0, 2.0]
+            .iter()
+            .map(|&ms| Timed::of(&[ms]).expect("a run"))
+            .collect();
+        let label = |p: &u32| format!("plan {p}");
+        let timed = PlanTimes::new(&plans, &times, label, |a, b| a % 10 == b % 10);
+        assert_eq!(timed.of(&13), Ok(times[2]));
+        let e = timed.of(&4).expect_err("not timed");
+        assert_eq!(e, Error::Autotune("plan 4 was not timed".into()));
+        assert_eq!(
+            timed.fastest_of(&[1, 2], "none"),
+            Ok(("plan 2".into(), times[1]))
+        );
+        assert_eq!(
+            timed.fastest_of(&[], "none"),
+            Err(Error::Autotune("none".into()))
+        );
+        assert!(timed.fastest_of(&[1, 5], "none").is_err());
     }
 }

@@ -1,25 +1,20 @@
 //! A user kernel on the GPU present: compiled by NVRTC for its architecture and loaded
-//! into the context of the stream memtune's autotuner opened.
+//! into the context of the stream memtune's autotuner opened; the result slots its
+//! launches write, and CUDA-event timing on that stream.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaModule, CudaStream};
+use cudarc::driver::{result, CudaContext, CudaFunction, CudaModule, CudaStream};
+use memtune::gpu::Buffer;
 use memtune::kernels::{compile_ptx, CompiledPtx, KernelSource};
-use memtune::DeviceIdentity;
+use memtune::{DeviceIdentity, MemoryKind};
 
-/// Why setting a kernel up failed: NVRTC, or a CUDA call (named).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SetupError {
-    Compile(String),
-    Cuda { call: &'static str, detail: String },
-}
+use crate::Error;
 
 /// `map_err(cuda("cuMemGetInfo"))`.
-pub fn cuda<E: std::fmt::Debug>(call: &'static str) -> impl Fn(E) -> SetupError {
-    move |e| SetupError::Cuda {
-        call,
-        detail: format!("{e:?}"),
-    }
+pub fn cuda<E: std::fmt::Debug>(call: &'static str) -> impl Fn(E) -> Error {
+    Error::cuda(call)
 }
 
 /// `sm_90` for compute capability 9.0.
@@ -34,11 +29,15 @@ pub fn arch_of(identity: &DeviceIdentity) -> String {
 }
 
 /// PTX of `source` for `arch`, with every entry it names; NVRTC's warnings count as errors.
-pub fn compile(source: &KernelSource, arch: &str) -> Result<CompiledPtx, String> {
-    let ptx = compile_ptx(source, arch, &[]).map_err(|e| e.to_string())?;
+pub fn compile(source: &KernelSource, arch: &str) -> Result<CompiledPtx, Error> {
+    let failed = |detail: String| Error::Compile {
+        kernel: source.name,
+        detail,
+    };
+    let ptx = compile_ptx(source, arch, &[]).map_err(|e| failed(e.to_string()))?;
     for entry in source.entries {
         if !ptx.has_entry(entry) {
-            return Err(format!("the PTX for {arch} has no entry {entry}"));
+            return Err(failed(format!("the PTX for {arch} has no entry {entry}")));
         }
     }
     Ok(ptx)
@@ -50,10 +49,10 @@ pub fn load(
     identity: &DeviceIdentity,
     stream: &Arc<CudaStream>,
     source: &KernelSource,
-) -> Result<(Arc<CudaContext>, Arc<CudaModule>), SetupError> {
+) -> Result<(Arc<CudaContext>, Arc<CudaModule>), Error> {
     let ctx = stream.context().clone();
     ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-    let ptx = compile(source, &arch_of(identity)).map_err(SetupError::Compile)?;
+    let ptx = compile(source, &arch_of(identity))?;
     let module = ctx
         .load_module(ptx.to_cudarc())
         .map_err(cuda("cuModuleLoadData"))?;
@@ -61,9 +60,189 @@ pub fn load(
 }
 
 /// Free device memory of `ctx` in bytes.
-pub fn free_device_bytes(ctx: &CudaContext) -> Result<u64, SetupError> {
+pub fn free_device_bytes(ctx: &CudaContext) -> Result<u64, Error> {
     let (free, _total) = ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))?;
     Ok(free as u64)
+}
+
+/// One GPU with a user's module loaded: its identity, the context and stream of the
+/// autotuner, the module. An example's own `Gpu` holds one (and derefs to it) next to the
+/// functions it takes from the module.
+pub struct LoadedGpu {
+    identity: DeviceIdentity,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+}
+
+impl LoadedGpu {
+    /// Compiles `source` for the device of `stream` (the one `Autotuner::open` returns)
+    /// and loads it ([`load`]).
+    pub fn new(
+        identity: DeviceIdentity,
+        stream: Arc<CudaStream>,
+        source: &KernelSource,
+    ) -> Result<LoadedGpu, Error> {
+        let (ctx, module) = load(&identity, &stream, source)?;
+        Ok(LoadedGpu {
+            identity,
+            ctx,
+            stream,
+            module,
+        })
+    }
+
+    /// The entry `name` of the module.
+    pub fn function(&self, name: &str) -> Result<CudaFunction, Error> {
+        self.module
+            .load_function(name)
+            .map_err(cuda("cuModuleGetFunction"))
+    }
+
+    pub fn identity(&self) -> &DeviceIdentity {
+        &self.identity
+    }
+
+    pub fn ctx(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Free device memory in bytes.
+    pub fn free_device_bytes(&self) -> Result<u64, Error> {
+        free_device_bytes(&self.ctx)
+    }
+
+    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished
+    /// (memtune's event timer).
+    pub fn time<E: From<memtune::gpu::Error>>(
+        &self,
+        f: impl FnOnce() -> Result<(), E>,
+    ) -> Result<f64, E> {
+        memtune::gpu::time_ms(&self.stream, f)
+    }
+
+    /// Waits for the stream's work; a failed kernel shows here.
+    pub fn sync(&self) -> Result<(), Error> {
+        self.stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize (the kernel failed)"))
+    }
+}
+
+/// What one result slot holds: `WORDS` u64 a launch adds to, read back as `Self`.
+pub trait SlotValue: Sized {
+    const WORDS: usize;
+    /// The value of one slot's `WORDS` words.
+    fn from_words(words: &[u64]) -> Self;
+}
+
+impl SlotValue for u64 {
+    const WORDS: usize = 1;
+    fn from_words(words: &[u64]) -> u64 {
+        words[0]
+    }
+}
+
+/// One result slot a launch adds to: its index among the slots handed out and its
+/// device address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub index: usize,
+    pub ptr: u64,
+}
+
+/// Device memory of `len` result slots, handed out in order: every launch gets a zeroed
+/// slot of its own, so that the results of many launches can be checked after them.
+pub struct Slots<T> {
+    ctx: Arc<CudaContext>,
+    buffer: Buffer,
+    len: usize,
+    used: usize,
+    /// What more launches than slots are, in the refusal: `launches between two checks`.
+    what: &'static str,
+    value: PhantomData<T>,
+}
+
+impl<T: SlotValue> Slots<T> {
+    const BYTES: usize = T::WORDS * 8;
+
+    /// `len` (at least one) zeroed slots in `ctx`; `what` names, in the refusal of one
+    /// slot too many, what the slots count (`digests between two checks`).
+    pub fn allocate(
+        ctx: &Arc<CudaContext>,
+        len: usize,
+        what: &'static str,
+    ) -> Result<Slots<T>, Error> {
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let slots = Slots {
+            ctx: ctx.clone(),
+            buffer: Buffer::allocate(MemoryKind::Device, len.max(1) * Self::BYTES)?,
+            len: len.max(1),
+            used: 0,
+            what,
+            value: PhantomData,
+        };
+        slots.zero()?;
+        Ok(slots)
+    }
+
+    fn zero(&self) -> Result<(), Error> {
+        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        // SAFETY: len * BYTES bytes are allocated at dptr; no kernel uses them (every
+        // launch was synchronised before a reset).
+        unsafe { result::memset_d8_sync(self.buffer.dptr(), 0, self.len * Self::BYTES) }
+            .map_err(cuda("cuMemsetD8"))
+    }
+
+    /// The next unused slot.
+    pub fn take(&mut self) -> Result<Slot, Error> {
+        if self.used >= self.len {
+            return Err(Error::Autotune(format!(
+                "more than {} {}",
+                self.len, self.what
+            )));
+        }
+        let index = self.used;
+        self.used += 1;
+        Ok(Slot {
+            index,
+            ptr: self.buffer.dptr() + (Self::BYTES * index) as u64,
+        })
+    }
+
+    /// Slots handed out since the last reset.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// The values of the slots handed out, in order; the caller has synchronised their
+    /// launches.
+    pub fn read(&self) -> Result<Vec<T>, Error> {
+        let mut raw = vec![0u64; self.used * T::WORDS];
+        if self.used > 0 {
+            self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+            self.buffer.read(&mut raw)?;
+        }
+        Ok(raw.chunks_exact(T::WORDS).map(T::from_words).collect())
+    }
+
+    /// Zeroes every slot and starts handing them out from the first again.
+    pub fn reset(&mut self) -> Result<(), Error> {
+        self.zero()?;
+        self.used = 0;
+        Ok(())
+    }
+}
+
+impl<T> Drop for Slots<T> {
+    fn drop(&mut self) {
+        // The buffer is freed right after this, in this context.
+        let _ = self.ctx.bind_to_thread();
+    }
 }
 
 #[cfg(test)]
@@ -77,7 +256,7 @@ mod tests {
         let e = cuda("cuMemAlloc")("out of memory");
         assert_eq!(
             e,
-            SetupError::Cuda {
+            Error::Cuda {
                 call: "cuMemAlloc",
                 detail: "\"out of memory\"".into()
             }

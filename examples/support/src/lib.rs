@@ -1,12 +1,16 @@
-//! The plumbing the three `user-*` examples share: size and memory arguments, the
-//! `--check-free` limits, the bench table and its JSON document, round-robin timing, the
-//! device and decision lines they print, NVRTC compilation for the GPU present and the
-//! GPU-test switch. None of memtune's tuning logic is here: each example calls memtune's
-//! autotuner itself, with its own kernel, workload and checks.
+//! The plumbing the three `user-*` examples share: the error of a run and its exit code,
+//! the `main` flow, size and memory arguments, the `--check-free` limits, the bench's
+//! timings, table and JSON document, round-robin timing and tuning twice, the device and
+//! decision lines they print, NVRTC compilation and result slots on the GPU present, and
+//! the GPU-test switch and test helpers. None of memtune's tuning logic is here: each
+//! example calls memtune's autotuner itself, with its own kernel, workload and checks.
 
 pub mod args;
 pub mod bench;
+pub mod error;
 pub mod gpu;
 pub mod report;
 pub mod session;
 pub mod testing;
+
+pub use error::Error;

@@ -1,9 +1,12 @@
-//! The bench's text table and the JSON document of `--json`, without the columns: each
-//! example chooses its own.
+//! The bench's text table and the JSON document of `--json`: the timings every row has,
+//! the columns and fields they give, and the layout. Each example adds its own columns
+//! and fields.
 
 use std::path::Path;
 
 use serde_json::{json, Value};
+
+use crate::bench::DecisionSummary;
 
 /// A median of timed runs and their spread.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,26 +88,188 @@ pub fn write_json(path: &Path, doc: &Value) -> Result<(), String> {
     std::fs::write(path, text + "\n").map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
+/// What every bench row times: the untuned plan, the model's plan, the autotuned plan and
+/// the best one, with the tuning decision behind the autotuned plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timings {
+    pub untuned: Timed,
+    pub plan_config: String,
+    pub plan: Timed,
+    pub autotuned_config: String,
+    pub autotuned: Timed,
+    pub best_config: String,
+    pub best: Timed,
+    /// The autotuner's decision, from the first (tuning) call.
+    pub tuning: DecisionSummary,
+    pub second_run_timed: bool,
+}
+
+/// The columns of [`Timings::time_cells`].
+pub const TIME_COLUMNS: [&str; 5] = [
+    "untuned_ms",
+    "plan_ms",
+    "autotuned_ms",
+    "best_ms",
+    "best_config",
+];
+
+/// The columns of [`Timings::tuning_cells`].
+pub const TUNING_COLUMNS: [&str; 3] = ["candidates_timed", "tuning_ms", "cost_in_untuned"];
+
+/// The fields of [`Timings::json`] besides the example's own.
+pub const ROW_FIELDS: [&str; 13] = [
+    "workload",
+    "variant",
+    "memory",
+    "bytes",
+    "untuned_ms",
+    "plan_ms",
+    "autotuned_ms",
+    "best_ms",
+    "best_config",
+    "candidates_timed",
+    "tuning_ms",
+    "cost_in_untuned",
+    "second_run_timed",
+];
+
+impl Timings {
+    pub fn untuned_over_autotuned(&self) -> f64 {
+        ratio(self.untuned.median_ms, self.autotuned.median_ms)
+    }
+    pub fn autotuned_over_best(&self) -> f64 {
+        ratio(self.autotuned.median_ms, self.best.median_ms)
+    }
+    pub fn plan_over_best(&self) -> f64 {
+        ratio(self.plan.median_ms, self.best.median_ms)
+    }
+    pub fn untuned_over_plan(&self) -> f64 {
+        ratio(self.untuned.median_ms, self.plan.median_ms)
+    }
+
+    /// The cells of [`TIME_COLUMNS`]: the four medians, then the best plan.
+    pub fn time_cells(&self) -> [String; 5] {
+        [
+            format!("{:.3}", self.untuned.median_ms),
+            format!("{:.3}", self.plan.median_ms),
+            format!("{:.3}", self.autotuned.median_ms),
+            format!("{:.3}", self.best.median_ms),
+            self.best_config.clone(),
+        ]
+    }
+
+    /// `4 of 5`: the candidates timed, of all.
+    pub fn candidates_cell(&self) -> String {
+        format!(
+            "{} of {}",
+            self.tuning.candidates_timed, self.tuning.candidates
+        )
+    }
+
+    /// The cells of [`TUNING_COLUMNS`].
+    pub fn tuning_cells(&self) -> [String; 3] {
+        [
+            self.candidates_cell(),
+            format!("{:.1}", self.tuning.tuning_ms),
+            self.tuning
+                .cost_in_untuned
+                .map_or_else(|| "-".to_string(), |c| format!("{c:.1}")),
+        ]
+    }
+
+    /// The detail line of every plan's runs; `best` names the best plan (`best`, `best of
+    /// 90 plans`).
+    pub fn runs_line(&self, best: &str) -> String {
+        format!(
+            "    untuned {} | plan {}: {} | autotuned {}: {} | {best} {}\n",
+            self.untuned.show(),
+            self.plan_config,
+            self.plan.show(),
+            self.autotuned_config,
+            self.autotuned.show(),
+            self.best.show(),
+        )
+    }
+
+    /// `tuning: 20 launches, WHY; second run with the stored decision timed nothing`.
+    pub fn tuning_summary(&self) -> String {
+        format!(
+            "tuning: {} launches, {}; second run with the stored decision timed {}",
+            self.tuning.launches,
+            self.tuning.why,
+            second_run(self.second_run_timed)
+        )
+    }
+
+    /// A row as `--json` writes it: the [`ROW_FIELDS`], then the fields of `own` (an
+    /// object) that are the example's.
+    pub fn json(
+        &self,
+        workload: &str,
+        variant: &str,
+        memory: &str,
+        bytes: u64,
+        own: Value,
+    ) -> Value {
+        let mut row = json!({
+            "workload": workload,
+            "variant": variant,
+            "memory": memory,
+            "bytes": bytes,
+            "untuned_ms": self.untuned.median_ms,
+            "plan_ms": self.plan.median_ms,
+            "autotuned_ms": self.autotuned.median_ms,
+            "best_ms": self.best.median_ms,
+            "best_config": self.best_config,
+            "candidates_timed": self.tuning.candidates_timed,
+            "tuning_ms": self.tuning.tuning_ms,
+            "cost_in_untuned": self.tuning.cost_in_untuned,
+            "second_run_timed": self.second_run_timed,
+        });
+        if let (Some(fields), Value::Object(own)) = (row.as_object_mut(), own) {
+            fields.extend(own);
+        }
+        row
+    }
+}
+
+/// The bench's table: `header`, then per row a line of its `cells` (see [`columns`]:
+/// left-aligned where `left` holds the index) and its `details` (whole lines).
+pub fn table<R>(
+    header: &[&str],
+    left: &[usize],
+    rows: &[R],
+    cells: impl Fn(&R) -> Vec<String>,
+    details: impl Fn(&R) -> String,
+) -> String {
+    let cells: Vec<Vec<String>> = rows.iter().map(cells).collect();
+    let lines = columns(header, &cells, left);
+    let mut out = lines[0].clone();
+    out.push('\n');
+    for (r, line) in rows.iter().zip(&lines[1..]) {
+        out.push_str(line);
+        out.push('\n');
+        out.push_str(&details(r));
+    }
+    out
+}
+
 /// A table's lines: `header` then each row of `cells`, columns two spaces apart and padded
 /// to their widest cell, left-aligned where `left` holds their index, else right-aligned;
 /// trailing spaces cut.
-pub fn columns<const N: usize>(
-    header: [&str; N],
-    cells: &[[String; N]],
-    left: &[usize],
-) -> Vec<String> {
-    let mut widths = header.map(str::len);
+pub fn columns<C: AsRef<[String]>>(header: &[&str], cells: &[C], left: &[usize]) -> Vec<String> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in cells {
-        for (w, c) in widths.iter_mut().zip(row) {
+        for (w, c) in widths.iter_mut().zip(row.as_ref()) {
             *w = (*w).max(c.chars().count());
         }
     }
     let line = |cols: &[String]| {
         let padded: Vec<String> = cols
             .iter()
-            .zip(widths)
+            .zip(&widths)
             .enumerate()
-            .map(|(i, (c, w))| {
+            .map(|(i, (c, &w))| {
                 if left.contains(&i) {
                     format!("{c:<w$}")
                 } else {
@@ -114,8 +279,9 @@ pub fn columns<const N: usize>(
             .collect();
         padded.join("  ").trim_end().to_string()
     };
-    std::iter::once(line(&header.map(String::from)))
-        .chain(cells.iter().map(|c| line(c)))
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    std::iter::once(line(&header))
+        .chain(cells.iter().map(|c| line(c.as_ref())))
         .collect()
 }
 
@@ -138,7 +304,7 @@ mod tests {
     #[test]
     fn columns_pad_and_align() {
         let lines = columns(
-            ["name", "ms"],
+            &["name", "ms"],
             &[["a".into(), "1.5".into()], ["long".into(), "10.25".into()]],
             &[0],
         );

@@ -1,13 +1,79 @@
-//! What the examples' binaries print around memtune's autotuner: the device line, the
-//! profile, the chosen plan with its candidates, what was timed now, `--expect-stored`,
-//! and the bench's rows and failures.
+//! The examples' binaries around memtune's autotuner: `main`'s flow and exit code, the
+//! GPU and autotuner they open, and what they print: the device line, the compile-time
+//! plan's profile, the profile, the chosen plan with its candidates, what was timed now,
+//! `--expect-stored`, and the bench's rows, failures and JSON document.
 
 use std::fmt::Display;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
+use cudarc::driver::CudaStream;
 use memtune::autotune::Autotuner;
 use memtune::core::tune::CandidateResult;
-use memtune::{DeviceIdentity, Profile, TunedPlan};
+use memtune::{DeviceIdentity, Profile, ProfileStamp, TunedPlan};
+use serde_json::Value;
+
+use crate::args::Parsed;
+use crate::bench::Tuning;
+use crate::report::{document, write_json};
+use crate::Error;
+
+/// A binary's `main`: `parsed` is its command line (clap's own errors and `--help` exit as
+/// clap prints them), `run` the mode it chose. A failure is printed as `NAME: error` and
+/// exits with [`Error::exit_code`].
+pub fn main<C>(
+    name: &str,
+    parsed: Parsed<C>,
+    run: impl FnOnce(&C) -> Result<(), Error>,
+) -> ExitCode {
+    let fail = |e: &Error| {
+        eprintln!("{name}: {e}");
+        ExitCode::from(e.exit_code())
+    };
+    let config = match parsed {
+        Err(e) => e.exit(),
+        Ok(Err(e)) => return fail(&e),
+        Ok(Ok(c)) => c,
+    };
+    match run(&config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+/// GPU 0 (`Error::NoGpu` without one, exit 3), its autotuner (profile and decision store
+/// from the environment and the project at `root`) and the example's `Gpu`, made by `new`
+/// from the GPU's identity and the autotuner's stream.
+pub fn open<G>(
+    root: &Path,
+    new: impl FnOnce(DeviceIdentity, Arc<CudaStream>) -> Result<G, Error>,
+) -> Result<(Autotuner, G), Error> {
+    let identity = memtune::device::identity(0)?;
+    let (tuner, stream) =
+        Autotuner::open(0, Some(root)).map_err(|e| Error::Autotune(e.to_string()))?;
+    let gpu = new(identity, stream)?;
+    Ok((tuner, gpu))
+}
+
+/// Under a compile-time plan: the profile it was planned from, and its decision.
+pub fn print_planned(profile: &ProfileStamp, reasons: &[&str]) {
+    println!(
+        "  planned for {} from {}{}",
+        profile.name,
+        profile.source,
+        if profile.simulated {
+            " (simulated)"
+        } else {
+            ""
+        }
+    );
+    // The planner's last reason is its decision (the others: what it read in the profile).
+    if let Some(why) = reasons.last() {
+        println!("  - {why}");
+    }
+}
 
 /// `GPU 0: NAME (UUID), N SMs; KERNELS compiled for sm_XY by NVRTC`.
 pub fn device_line(id: &DeviceIdentity, kernels: &str) -> String {
@@ -36,9 +102,20 @@ pub fn profile_used(profile: &Profile) -> String {
     )
 }
 
+/// What the default mode's tuning call did: [`print_choice`], then [`print_timed_now`].
+pub fn print_tuning<P>(
+    tuner: &Autotuner,
+    tuning: &Tuning<P>,
+    label_width: usize,
+    note: impl Fn(&CandidateResult) -> Option<&str>,
+) {
+    print_choice(&tuning.tuned, label_width, note);
+    print_timed_now(tuner, &tuning.tuned, tuning.launches);
+}
+
 /// The warnings of a tuning call (stderr), the chosen plan, and the decision's reason and
 /// candidates: labels padded to `label_width`, each with its `note` (why it was dropped).
-pub fn print_choice<P>(
+fn print_choice<P>(
     tuned: &TunedPlan<P>,
     label_width: usize,
     note: impl Fn(&CandidateResult) -> Option<&str>,
@@ -65,7 +142,7 @@ pub fn print_choice<P>(
 
 /// `nothing was timed: SOURCE` after a call that launched nothing, else what the
 /// `launches` cost and where the decision was stored.
-pub fn print_timed_now<P>(tuner: &Autotuner, tuned: &TunedPlan<P>, launches: usize) {
+fn print_timed_now<P>(tuner: &Autotuner, tuned: &TunedPlan<P>, launches: usize) {
     if launches == 0 {
         println!("nothing was timed: {}", tuned.source);
     } else if let Some(d) = &tuned.decision {
@@ -138,6 +215,28 @@ impl<R> Rows<R> {
             0 => Ok(()),
             n => Err(format!("{n} bench rows failed (see above)")),
         }
+    }
+
+    /// The end of a bench: prints `table` and the failures, writes the `--json` document
+    /// to `json` where given (the rows as `row_json` writes them, for `gpu` and
+    /// `profile`), then `Err(Error::Bench)` when some rows failed.
+    pub fn finish(
+        &self,
+        table: &str,
+        json: Option<&Path>,
+        gpu: &DeviceIdentity,
+        profile: &Profile,
+        row_json: impl Fn(&R) -> Value,
+    ) -> Result<(), Error> {
+        self.print(table);
+        if let Some(path) = json {
+            let used = profile_used(profile);
+            let rows = self.rows.iter().map(row_json).collect();
+            let doc = document(&gpu.name, &gpu.uuid, &used, rows, &self.errors);
+            write_json(path, &doc).map_err(Error::Io)?;
+            println!("wrote {}", path.display());
+        }
+        self.failed().map_err(Error::Bench)
     }
 }
 

@@ -1,11 +1,12 @@
 //! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Parser;
 use memtune::MemoryKind;
-pub use memtune_example_support::args::parse_memory;
-use memtune_example_support::args::{self as support, parse_list, parse_quantity};
+use memtune_example_support::args::{self as support, parse_list, parse_quantity, Output, Parsed};
+pub use memtune_example_support::args::{parse_memory, Sizes};
 
 use crate::{GatherError, Variant};
 
@@ -46,17 +47,9 @@ pub struct Cli {
     /// Bench sizes, comma-separated (default 96MiB,384MiB,1536MiB device; 3GiB pinned).
     #[arg(long, value_parser = parse_sizes)]
     pub sizes: Option<Sizes>,
-    /// Write the bench rows as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Default mode: fail (exit 1) unless a stored decision was used and nothing timed.
-    #[arg(long)]
-    pub expect_stored: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
-
-/// A list of sizes (a newtype: clap would take a `Vec` for a repeated flag).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sizes(pub Vec<u64>);
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,15 +75,9 @@ pub struct Config {
     pub mode: Mode,
 }
 
-/// Parses `args` (without the program name). `Err(clap::Error)` for what clap reports
-/// itself (`--help` included: print it with `e.exit()`).
-pub fn parse<I, T>(args: I) -> Result<Result<Config, GatherError>, clap::Error>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    let argv = std::iter::once("user-gather".into()).chain(args.into_iter().map(Into::into));
-    Cli::try_parse_from(argv).map(check)
+/// Parses `args` (without the program name) and [`check`]s them; see [`support::parse`].
+pub fn parse(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Parsed<Config> {
+    support::parse("user-gather", args, check)
 }
 
 /// Checks the combination of arguments.
@@ -108,13 +95,12 @@ pub fn check(cli: Cli) -> Result<Config, GatherError> {
         reads: cli.reads.unwrap_or(64),
         work: cli.work.unwrap_or(0),
     };
+    cli.output.check_mode(
+        cli.bench,
+        ("--region", cli.region.is_some()),
+        ("--sizes", cli.sizes.is_some()),
+    )?;
     let mode = if cli.bench {
-        if cli.region.is_some() {
-            return usage("--bench takes --sizes, not --region");
-        }
-        if cli.expect_stored {
-            return usage("--expect-stored is for the default mode, not --bench");
-        }
         let sizes = match (cli.sizes, cli.memory) {
             (Some(s), _) => s.0,
             (None, MemoryKind::Pinned) => PINNED_SIZES.to_vec(),
@@ -128,16 +114,13 @@ pub fn check(cli: Cli) -> Result<Config, GatherError> {
         Mode::Bench {
             sizes,
             variants,
-            json: cli.json,
+            json: cli.output.json,
         }
     } else {
-        if cli.sizes.is_some() || cli.json.is_some() {
-            return usage("--sizes and --json go with --bench");
-        }
         Mode::Tune {
             region: cli.region.unwrap_or(DEFAULT_REGION),
             variant: one,
-            expect_stored: cli.expect_stored,
+            expect_stored: cli.output.expect_stored,
         }
     };
     Ok(Config {
@@ -169,27 +152,14 @@ pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), GatherError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memtune_example_support::testing;
 
     fn ok(args: &[&str]) -> Config {
-        match parse(args.iter().copied()) {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => panic!("{args:?}: {e}"),
-            Err(e) => panic!("{args:?}: {e}"),
-        }
+        testing::parsed(args, |a| parse(a.iter().copied()))
     }
 
     fn usage(args: &[&str]) -> String {
-        match parse(args.iter().copied()) {
-            Ok(Err(e)) => {
-                assert_eq!(e.exit_code(), 2, "{e}");
-                e.to_string()
-            }
-            Err(e) => {
-                assert_eq!(e.exit_code(), 2, "{e}");
-                e.to_string()
-            }
-            Ok(Ok(c)) => panic!("{args:?} parsed: {c:?}"),
-        }
+        testing::usage(args, |a| parse(a.iter().copied()))
     }
 
     #[test]
@@ -264,11 +234,7 @@ mod tests {
         assert!(usage(&["--reads", "0"]).contains("at least 1"));
         assert!(usage(&["--work", "65"]).contains("0 to 64"));
         assert!(usage(&["--bench", "--sizes", "1MiB,,2MiB"]).contains("not a size"));
-        assert!(usage(&["--bench", "--region", "1MiB"]).contains("--sizes"));
-        assert!(usage(&["--json", "x.json"]).contains("--bench"));
-        assert!(usage(&["--sizes", "1MiB"]).contains("--bench"));
-        assert!(usage(&["--bench", "--expect-stored"]).contains("default mode"));
-        assert!(usage(&["--frobnicate"]).contains("--frobnicate"));
+        testing::assert_mode_errors(usage, ["--region", "1MiB"], ["--sizes", "1MiB"]);
     }
 
     #[test]

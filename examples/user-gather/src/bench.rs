@@ -3,20 +3,18 @@
 //! and the exhaustive best over pass counts, timed alike; every launch's sum is checked
 //! against the untuned sum before its time is trusted.
 
-use memtune::autotune::{Autotuner, Mode};
+use memtune::autotune::Autotuner;
 use memtune::core::plan::sampling::{SamplingPlan, SamplingWorkload};
 use memtune::core::tune::Tunable;
-use memtune::core::Profile;
-use memtune::TunedPlan;
+use memtune_example_support::bench::{self as support, PlanTimes};
 
 use crate::gpu::{Gpu, Region, Sums};
-use crate::report::{DecisionSummary, Row, Timed};
+use crate::report::{Row, Timed};
 use crate::{GatherError, Variant};
-use memtune_example_support::bench as support;
 
 type Result<T> = std::result::Result<T, GatherError>;
 
-pub use memtune_example_support::bench::RUNS;
+pub use memtune_example_support::bench::{Tuning, RUNS};
 /// The exhaustive sweep's pass counts.
 pub const SWEEP_PASSES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 /// Result slots: a tuning session launches at most 5 candidates x 8 times.
@@ -69,13 +67,6 @@ pub fn same(a: &SamplingPlan, b: &SamplingPlan) -> bool {
     a.passes == b.passes && (a.passes <= 1 || a.scope_bytes == b.scope_bytes)
 }
 
-/// What a tuning call did.
-pub struct Tuning {
-    pub tuned: TunedPlan<SamplingPlan>,
-    /// Launches the autotuner made; 0 when a stored decision (or the model) was used.
-    pub launches: usize,
-}
-
 /// One launch of `plan` into a fresh slot, synchronised; its sum.
 pub fn run_once(
     gpu: &Gpu,
@@ -102,7 +93,7 @@ pub fn tune_checked(
     variant: Variant,
     sums: &mut Sums,
     expected: u64,
-) -> Result<Tuning> {
+) -> Result<Tuning<SamplingPlan>> {
     sums.reset()?;
     let mut launched: Vec<(String, usize)> = Vec::new();
     let work = workload(region, n_words, variant);
@@ -140,131 +131,58 @@ pub fn time_plans(
     sums: &mut Sums,
     expected: u64,
 ) -> Result<Vec<Timed>> {
-    let mut slots = Vec::new();
-    sums.reset()?;
-    let runs = support::round_robin(plans, |i, plan| {
-        if sums.used() == SLOTS {
-            check(sums, &slots, plans, expected)?;
-            slots.clear();
-            sums.reset()?;
-        }
-        let slot = sums.take()?;
-        slots.push((i, slot.index));
-        gpu.time(|| gpu.launch(region, n_words, plan, variant, slot))
-    })?;
-    check(sums, &slots, plans, expected)?;
-    support::medians(&runs, plans, label).map_err(GatherError::Autotune)
-}
-
-fn check(
-    sums: &Sums,
-    slots: &[(usize, usize)],
-    plans: &[SamplingPlan],
-    expected: u64,
-) -> Result<()> {
-    let got = sums.read()?;
-    for &(plan, slot) in slots {
-        if got[slot] != expected {
-            return Err(GatherError::Mismatch(format!(
-                "{} summed {}, the untuned plan {expected}",
-                label(&plans[plan]),
-                got[slot]
-            )));
-        }
-    }
-    Ok(())
+    support::time_into_slots(
+        plans,
+        sums,
+        SLOTS,
+        &expected,
+        |plan, slot| gpu.time(|| gpu.launch(region, n_words, plan, variant, slot)),
+        |plan, got| format!("{} summed {got}, the untuned plan {expected}", label(plan)),
+        label,
+    )
 }
 
 /// What every row of one bench shares.
-pub struct Bench<'a> {
-    pub gpu: &'a Gpu,
-    pub profile: &'a Profile,
-    pub uuid: &'a str,
-}
+pub type Bench<'a> = support::Bench<'a, Gpu>;
 
-impl Bench<'_> {
-    /// One row: `n_words` words of `region` with `variant`.
-    pub fn row(
-        &self,
-        region: &Region,
-        n_words: u64,
-        variant: Variant,
-        sums: &mut Sums,
-    ) -> Result<Row> {
-        let gpu = self.gpu;
-        let work = workload(region, n_words, variant);
-        let untuned = work.untuned();
-        let expected = run_once(gpu, region, n_words, &untuned, variant, sums)?;
-        let model = memtune::core::plan::sampling_untimed(self.profile, &work)
-            .map_err(|e| GatherError::Autotune(format!("the planner: {e}")))?;
+/// One row: `n_words` words of `region` with `variant`.
+pub fn row(
+    bench: &Bench,
+    region: &Region,
+    n_words: u64,
+    variant: Variant,
+    sums: &mut Sums,
+) -> Result<Row> {
+    let gpu = bench.gpu;
+    let work = workload(region, n_words, variant);
+    let untuned = work.untuned();
+    let expected = run_once(gpu, region, n_words, &untuned, variant, sums)?;
+    let model = memtune::core::plan::sampling_untimed(bench.profile, &work)
+        .map_err(|e| GatherError::Autotune(format!("the planner: {e}")))?;
 
-        // A fresh store: this run tunes; the second lookup must find its decision.
-        let (_dir, store) = support::fresh_store().map_err(GatherError::Io)?;
-        let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
-        let first = tune_checked(
-            &tuner(Mode::Always),
-            gpu,
-            region,
-            n_words,
-            variant,
-            sums,
-            expected,
-        )?;
-        let decision = first
-            .tuned
-            .decision
-            .clone()
-            .ok_or_else(|| GatherError::Autotune("tuning made no decision".into()))?;
-        for w in &first.tuned.warnings {
-            eprintln!("warning: {w}");
-        }
-        let second = tune_checked(
-            &tuner(Mode::Auto),
-            gpu,
-            region,
-            n_words,
-            variant,
-            sums,
-            expected,
-        )?;
-        let second_run_timed =
-            support::second_run_timed(&first.tuned, &second.tuned, second.launches > 0, same);
+    let tuned = bench.tune_twice(
+        |tuner| tune_checked(tuner, gpu, region, n_words, variant, sums, expected),
+        same,
+    )?;
 
-        // Every plan timed alike, each distinct launch sequence once.
-        let swept = sweep(n_words);
-        let plans = support::distinct(
-            [&untuned, &model, &first.tuned.plan]
-                .into_iter()
-                .chain(&swept),
-            same,
-        );
-        let times = time_plans(gpu, region, n_words, variant, &plans, sums, expected)?;
-        let time_of = |p: &SamplingPlan| {
-            support::time_of(&plans, &times, p, same)
-                .ok_or_else(|| GatherError::Autotune(format!("{} was not timed", label(p))))
-        };
-        let swept_times = swept
-            .iter()
-            .map(|p| time_of(p).map(|t| (label(p), t)))
-            .collect::<Result<Vec<_>>>()?;
-        let (best_config, best) = support::fastest(swept_times)
-            .ok_or_else(|| GatherError::Autotune("an empty sweep".into()))?;
-        Ok(Row {
-            variant: variant.name(),
-            memory: region.kind(),
-            bytes: n_words * 4,
-            untuned: time_of(&untuned)?,
-            plan_config: label(&model),
-            plan: time_of(&model)?,
-            autotuned_config: first.tuned.label.clone(),
-            autotuned: time_of(&first.tuned.plan)?,
-            best_config,
-            best,
-            tuning: DecisionSummary::of(&decision),
-            second_run_timed,
-            sum: expected,
-        })
-    }
+    // Every plan timed alike, each distinct launch sequence once.
+    let swept = sweep(n_words);
+    let plans = support::distinct(
+        [&untuned, &model, &tuned.first.tuned.plan]
+            .into_iter()
+            .chain(&swept),
+        same,
+    );
+    let times = time_plans(gpu, region, n_words, variant, &plans, sums, expected)?;
+    let timed = PlanTimes::new(&plans, &times, label, same);
+    let best = timed.fastest_of(&swept, "an empty sweep")?;
+    Ok(Row {
+        variant: variant.name(),
+        memory: region.kind(),
+        bytes: n_words * 4,
+        timings: timed.timings(&untuned, &model, &tuned, best)?,
+        sum: expected,
+    })
 }
 
 #[cfg(test)]

@@ -2,86 +2,72 @@
 //! mapped into the GPU), result slots, launches of a plan and CUDA-event timing. Every CUDA
 //! call's result is checked.
 
+use std::ops::Deref;
 use std::sync::Arc;
 
-use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use memtune::core::plan::SamplingPlan;
 use memtune::gpu::Buffer;
 use memtune::launch::sampling_scopes;
 use memtune::{DeviceIdentity, MemoryKind};
-use memtune_example_support::gpu as support;
+use memtune_example_support::gpu::{cuda, LoadedGpu, Slots};
+
+pub use memtune_example_support::gpu::Slot;
 
 use crate::kernel::{self, FILL, GATHER};
 use crate::{GatherError, Variant, SEED};
 
 type Result<T> = std::result::Result<T, GatherError>;
 
-fn cuda<E: std::fmt::Debug>(call: &'static str) -> impl Fn(E) -> GatherError {
-    GatherError::cuda(call)
-}
+/// Device memory of u64 result slots, one per launch (see [`Slots`]).
+pub type Sums = Slots<u64>;
 
-/// One GPU with the gather kernel loaded.
+/// One GPU with the gather kernel loaded; its identity, stream, timing and
+/// synchronisation are those of the [`LoadedGpu`] it derefs to.
 pub struct Gpu {
-    identity: DeviceIdentity,
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    _module: Arc<CudaModule>,
+    loaded: LoadedGpu,
     gather: CudaFunction,
     fill: CudaFunction,
+}
+
+impl Deref for Gpu {
+    type Target = LoadedGpu;
+
+    fn deref(&self) -> &LoadedGpu {
+        &self.loaded
+    }
 }
 
 impl Gpu {
     /// Compiles the kernel for the device of `stream` (the one `Autotuner::open` returns)
     /// and loads it.
     pub fn new(identity: DeviceIdentity, stream: Arc<CudaStream>) -> Result<Gpu> {
-        let (ctx, module) = support::load(&identity, &stream, &kernel::SOURCE)?;
-        let gather = module
-            .load_function(GATHER)
-            .map_err(cuda("cuModuleGetFunction"))?;
-        let fill = module
-            .load_function(FILL)
-            .map_err(cuda("cuModuleGetFunction"))?;
+        let loaded = LoadedGpu::new(identity, stream, &kernel::SOURCE)?;
+        let gather = loaded.function(GATHER)?;
+        let fill = loaded.function(FILL)?;
         Ok(Gpu {
-            identity,
-            ctx,
-            stream,
-            _module: module,
+            loaded,
             gather,
             fill,
         })
     }
 
-    pub fn identity(&self) -> &DeviceIdentity {
-        &self.identity
-    }
-
-    pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
-    }
-
     /// Threads of every gather launch (the CPU reference must model as many).
     pub fn threads(&self) -> u64 {
-        kernel::threads(self.identity.sm_count)
-    }
-
-    /// Free device memory in bytes.
-    pub fn free_device_bytes(&self) -> Result<u64> {
-        Ok(support::free_device_bytes(&self.ctx)?)
+        kernel::threads(self.identity().sm_count)
     }
 
     /// `bytes` of `kind` filled by `user_gather_fill` (never zeros).
     pub fn region(&self, kind: MemoryKind, bytes: u64) -> Result<Region> {
-        let region = Region::allocate(&self.ctx, kind, bytes)?;
-        let (blocks, block) = kernel::grid(self.identity.sm_count);
+        let region = Region::allocate(self.ctx(), kind, bytes)?;
+        let (blocks, block) = kernel::grid(self.identity().sm_count);
         let config = LaunchConfig {
             grid_dim: (blocks * 2, 1, 1),
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
         let n_words = region.words();
-        let mut launch = self.stream.launch_builder(&self.fill);
+        let mut launch = self.stream().launch_builder(&self.fill);
         let dptr = region.dptr();
         launch.arg(&dptr).arg(&n_words);
         // SAFETY: the fill writes words below n_words of the region, which holds them; the
@@ -93,7 +79,11 @@ impl Gpu {
 
     /// `n` zeroed result slots.
     pub fn sums(&self, n: usize) -> Result<Sums> {
-        Sums::allocate(&self.ctx, n)
+        Sums::allocate(
+            self.ctx(),
+            n,
+            "launches between two checks of their results",
+        )
     }
 
     /// Enqueues the passes of `plan` over the first `n_words` words of `region`, adding to
@@ -114,7 +104,7 @@ impl Gpu {
         }
         let scopes = sampling_scopes(n_words, plan)
             .map_err(|e| GatherError::Autotune(format!("the plan {plan:?} does not fit: {e}")))?;
-        let (blocks, block) = kernel::grid(self.identity.sm_count);
+        let (blocks, block) = kernel::grid(self.identity().sm_count);
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (block, 1, 1),
@@ -122,7 +112,7 @@ impl Gpu {
         };
         let dptr = region.dptr();
         for scope in scopes {
-            let mut launch = self.stream.launch_builder(&self.gather);
+            let mut launch = self.stream().launch_builder(&self.gather);
             launch
                 .arg(&dptr)
                 .arg(&slot.ptr)
@@ -138,19 +128,6 @@ impl Gpu {
             unsafe { launch.launch(config) }.map_err(cuda("cuLaunchKernel(user_gather)"))?;
         }
         Ok(())
-    }
-
-    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished
-    /// (memtune's event timer).
-    pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
-        memtune::gpu::time_ms(&self.stream, f)
-    }
-
-    /// Waits for the stream's work; a failed kernel shows here.
-    pub fn sync(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize (the kernel failed)"))
     }
 }
 
@@ -205,89 +182,6 @@ impl Drop for Region {
     fn drop(&mut self) {
         // The buffer is freed right after this, in this context; every launch on it was
         // synchronised.
-        let _ = self.ctx.bind_to_thread();
-    }
-}
-
-/// One u64 result slot a launch adds to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
-    pub index: usize,
-    ptr: u64,
-}
-
-/// Device memory of `len` u64 result slots, handed out in order: every launch gets a zeroed
-/// slot of its own, so the results of a tuning session's launches can be checked after it.
-pub struct Sums {
-    ctx: Arc<CudaContext>,
-    buffer: Buffer,
-    len: usize,
-    used: usize,
-}
-
-impl Sums {
-    fn allocate(ctx: &Arc<CudaContext>, len: usize) -> Result<Sums> {
-        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        let sums = Sums {
-            ctx: ctx.clone(),
-            buffer: Buffer::allocate(MemoryKind::Device, len.max(1) * 8)?,
-            len: len.max(1),
-            used: 0,
-        };
-        sums.zero()?;
-        Ok(sums)
-    }
-
-    fn zero(&self) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        // SAFETY: len * 8 bytes are allocated at dptr; no kernel uses them (every launch
-        // was synchronised before a reset).
-        unsafe { result::memset_d8_sync(self.buffer.dptr(), 0, self.len * 8) }
-            .map_err(cuda("cuMemsetD8"))
-    }
-
-    /// The next unused slot.
-    pub fn take(&mut self) -> Result<Slot> {
-        if self.used >= self.len {
-            return Err(GatherError::Autotune(format!(
-                "more than {} launches between two checks of their results",
-                self.len
-            )));
-        }
-        let index = self.used;
-        self.used += 1;
-        Ok(Slot {
-            index,
-            ptr: self.buffer.dptr() + 8 * index as u64,
-        })
-    }
-
-    /// Slots handed out since the last reset.
-    pub fn used(&self) -> usize {
-        self.used
-    }
-
-    /// The slots handed out, in order; the caller has synchronised their launches.
-    pub fn read(&self) -> Result<Vec<u64>> {
-        let mut out = vec![0u64; self.used];
-        if self.used > 0 {
-            self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-            self.buffer.read(&mut out)?;
-        }
-        Ok(out)
-    }
-
-    /// Zeroes every slot and starts handing them out from the first again.
-    pub fn reset(&mut self) -> Result<()> {
-        self.zero()?;
-        self.used = 0;
-        Ok(())
-    }
-}
-
-impl Drop for Sums {
-    fn drop(&mut self) {
-        // The buffer is freed right after this, in this context.
         let _ = self.ctx.bind_to_thread();
     }
 }

@@ -1,6 +1,7 @@
-//! The kernel source and its NVRTC compilation for the GPU present.
+//! The kernel source, its entries and its launch grid (`gpu::Gpu::new` compiles it for the
+//! GPU present).
 
-use memtune::kernels::{CompiledPtx, KernelSource};
+use memtune::kernels::KernelSource;
 
 /// `user_gather(data, sum, n_words, scope_begin, scope_end, seed, reads, work)`.
 pub const GATHER: &str = "user_gather";
@@ -28,25 +29,14 @@ pub fn threads(sm_count: u32) -> u64 {
     u64::from(blocks) * u64::from(block)
 }
 
-/// PTX of `kernels/gather.cu` for `arch`; NVRTC's warnings count as errors.
-pub fn compile(arch: &str) -> Result<CompiledPtx, crate::GatherError> {
-    memtune_example_support::gpu::compile(&SOURCE, arch).map_err(crate::GatherError::Compile)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune::kernels::toolchain::nvrtc_or_skip;
+    use memtune_example_support::testing::compiles_without_warnings;
 
     #[test]
     fn kernel_compiles_without_warnings() {
-        if !nvrtc_or_skip("kernel_compiles_without_warnings") {
-            return;
-        }
-        for a in ["sm_80", "sm_90"] {
-            let ptx = compile(a).unwrap_or_else(|e| panic!("{a}: {e}"));
-            assert!(ptx.text.contains(&format!(".target {a}")), "{a}");
-        }
+        compiles_without_warnings("kernel_compiles_without_warnings", &SOURCE);
     }
 
     #[test]

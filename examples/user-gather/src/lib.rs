@@ -13,8 +13,6 @@ pub mod kernel;
 pub mod reference;
 pub mod report;
 
-use std::fmt;
-
 /// The seed of every run: the streams the threads draw.
 pub const SEED: u64 = 0x00c0_ffee_5eed;
 
@@ -56,91 +54,5 @@ impl Variant {
     }
 }
 
-/// Why a run failed, and its exit code.
-#[derive(Debug)]
-pub enum GatherError {
-    /// Bad arguments (exit 2).
-    Usage(String),
-    /// A size this machine cannot hold (`--check-free`, exit 2).
-    TooLarge(String),
-    /// No driver, no GPU, a driver too old (exit 3).
-    NoGpu(String),
-    /// A CUDA call failed (exit 1).
-    Cuda { call: &'static str, detail: String },
-    /// A call of memtune's GPU foundation (buffers, timing) failed (exit 1).
-    Gpu(String),
-    /// NVRTC failed (exit 1).
-    Compile(String),
-    /// The autotuner failed (exit 1).
-    Autotune(String),
-    /// A plan's sum differs from the untuned or CPU sum (exit 1).
-    Mismatch(String),
-    /// Writing the JSON failed (exit 1).
-    Io(String),
-    /// Some bench rows failed; each was reported (exit 1).
-    Bench(String),
-}
-
-impl GatherError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            GatherError::Usage(_) | GatherError::TooLarge(_) => 2,
-            GatherError::NoGpu(_) => 3,
-            _ => 1,
-        }
-    }
-
-    /// `map_err(GatherError::cuda("cuMemAlloc"))`.
-    pub fn cuda<E: fmt::Debug>(call: &'static str) -> impl Fn(E) -> GatherError {
-        move |e| GatherError::Cuda {
-            call,
-            detail: format!("{e:?}"),
-        }
-    }
-}
-
-impl From<memtune_example_support::gpu::SetupError> for GatherError {
-    fn from(e: memtune_example_support::gpu::SetupError) -> GatherError {
-        use memtune_example_support::gpu::SetupError as S;
-        match e {
-            S::Compile(m) => GatherError::Compile(m),
-            S::Cuda { call, detail } => GatherError::Cuda { call, detail },
-        }
-    }
-}
-
-impl From<memtune::gpu::Error> for GatherError {
-    fn from(e: memtune::gpu::Error) -> GatherError {
-        GatherError::Gpu(e.to_string())
-    }
-}
-
-impl fmt::Display for GatherError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GatherError::Usage(m) => write!(f, "usage: {m}"),
-            GatherError::TooLarge(m) => write!(f, "too large: {m}"),
-            GatherError::NoGpu(m) => write!(f, "no GPU: {m}"),
-            GatherError::Cuda { call, detail } => write!(f, "CUDA call {call} failed: {detail}"),
-            GatherError::Gpu(m) => write!(f, "GPU: {m}"),
-            GatherError::Compile(m) => write!(f, "compiling kernels/gather.cu: {m}"),
-            GatherError::Autotune(m) => write!(f, "autotune: {m}"),
-            GatherError::Mismatch(m) => write!(f, "wrong result: {m}"),
-            GatherError::Io(m) | GatherError::Bench(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl std::error::Error for GatherError {}
-
-impl From<memtune::device::DeviceError> for GatherError {
-    fn from(e: memtune::device::DeviceError) -> GatherError {
-        use memtune::device::DeviceError as D;
-        match e {
-            D::NoDriver | D::NoGpu { .. } | D::DriverTooOld { .. } | D::NoSuchDevice { .. } => {
-                GatherError::NoGpu(e.to_string())
-            }
-            D::Cuda { call, detail } => GatherError::Cuda { call, detail },
-        }
-    }
-}
+/// Why a run failed, and its exit code (`Compile` names `kernels/gather.cu`).
+pub type GatherError = memtune_example_support::Error;

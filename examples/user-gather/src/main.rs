@@ -12,7 +12,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use memtune_example_support::args::{device_limit, host_limit, DEVICE_LIMIT, PINNED_LIMIT};
-use memtune_example_support::report::write_json;
 use memtune_example_support::session::{self, Rows};
 
 use memtune::autotune::Autotuner;
@@ -40,44 +39,27 @@ const CPU_CHECK_DRAWS: u64 = 1 << 26;
 type Result<T> = std::result::Result<T, GatherError>;
 
 fn main() -> ExitCode {
-    let config = match args::parse(std::env::args_os().skip(1)) {
-        Err(e) => e.exit(),
-        Ok(Err(e)) => return fail(&e),
-        Ok(Ok(c)) => c,
-    };
-    let result = match &config.mode {
+    let parsed = args::parse(std::env::args_os().skip(1));
+    session::main("user-gather", parsed, |config| match &config.mode {
         Mode::Tune {
             region,
             variant,
             expect_stored,
-        } => run_tune(&config, *region, *variant, *expect_stored),
+        } => run_tune(config, *region, *variant, *expect_stored),
         Mode::Bench {
             sizes,
             variants,
             json,
-        } => run_bench(&config, sizes, variants, json.as_deref()),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &GatherError) -> ExitCode {
-    eprintln!("user-gather: {e}");
-    ExitCode::from(e.exit_code())
+        } => run_bench(config, sizes, variants, json.as_deref()),
+    })
 }
 
 /// The GPU (exit 3 without one), its autotuner (profile and decision store from the
 /// environment) and the kernel compiled for it.
 fn open() -> Result<(Autotuner, Gpu)> {
-    let identity = memtune::device::identity(0)?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (tuner, stream) =
-        Autotuner::open(0, Some(root)).map_err(|e| GatherError::Autotune(e.to_string()))?;
-    let gpu = Gpu::new(identity, stream)?;
-    let id = gpu.identity();
-    let line = session::device_line(id, "kernel");
+    let (tuner, gpu) = session::open(root, Gpu::new)?;
+    let line = session::device_line(gpu.identity(), "kernel");
     println!("{line}; {} threads per launch", gpu.threads());
     Ok((tuner, gpu))
 }
@@ -102,7 +84,6 @@ fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
 }
 
 fn show_compile_time_plan() {
-    let p = &SHOWN.profile;
     println!(
         "compile-time plan (memtune::sampling_plan!, {} of {} memory, {} reads per thread): {}",
         format_bytes(SHOWN.workload.region_bytes),
@@ -110,16 +91,7 @@ fn show_compile_time_plan() {
         SHOWN.workload.reads_per_thread,
         bench::label(&SHOWN.to_plan()),
     );
-    println!(
-        "  planned for {} from {}{}",
-        p.name,
-        p.source,
-        if p.simulated { " (simulated)" } else { "" }
-    );
-    // The planner's last reason is its decision (the others: what it read in the profile).
-    if let Some(why) = SHOWN.reasons.last() {
-        println!("  - {why}");
-    }
+    session::print_planned(&SHOWN.profile, SHOWN.reasons);
 }
 
 fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) -> Result<()> {
@@ -156,9 +128,8 @@ fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) 
     }
 
     let tuning = bench::tune_checked(&tuner, &gpu, &region, n_words, variant, &mut sums, expected)?;
+    session::print_tuning(&tuner, &tuning, 24, |c| c.stats.dropped.as_deref());
     let tuned = &tuning.tuned;
-    session::print_choice(tuned, 24, |c| c.stats.dropped.as_deref());
-    session::print_timed_now(&tuner, tuned, tuning.launches as usize);
 
     let mut sum = 0;
     let ms = gpu.time(|| {
@@ -179,7 +150,7 @@ fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) 
         tuned.label,
         sum as f64 / f64::from(reference::FIXED_ONE)
     );
-    session::expect_stored(expect_stored, tuning.launches as usize).map_err(GatherError::Autotune)
+    session::expect_stored(expect_stored, tuning.launches).map_err(GatherError::Autotune)
 }
 
 fn run_bench(
@@ -204,11 +175,10 @@ fn run_bench(
         config.memory,
         t0.elapsed().as_secs_f64() * 1e3
     );
-    let uuid = gpu.identity().uuid.clone();
     let bench = Bench {
         gpu: &gpu,
         profile,
-        uuid: &uuid,
+        uuid: &gpu.identity().uuid,
     };
     let mut rows: Rows<Row> = Rows::default();
     for &size in sizes {
@@ -220,16 +190,13 @@ fn run_bench(
                 variant.name()
             );
             let t = Instant::now();
-            rows.record(&case, t, bench.row(&region, size / 4, variant, &mut sums));
+            rows.record(
+                &case,
+                t,
+                bench::row(&bench, &region, size / 4, variant, &mut sums),
+            );
         }
     }
-    rows.print(&report::table(&rows.rows));
-    if let Some(path) = json {
-        let id = gpu.identity();
-        let used = session::profile_used(profile);
-        let doc = report::document(&id.name, &id.uuid, &used, &rows.rows, &rows.errors);
-        write_json(path, &doc).map_err(GatherError::Io)?;
-        println!("wrote {}", path.display());
-    }
-    rows.failed().map_err(GatherError::Bench)
+    let table = report::table(&rows.rows);
+    rows.finish(&table, json, gpu.identity(), profile, Row::json)
 }

@@ -7,20 +7,18 @@
 
 use std::cell::{Cell, RefCell};
 
-use memtune::autotune::{Autotuner, Mode};
+use memtune::autotune::Autotuner;
 use memtune::core::plan::{Approach, GroupingPlan, GroupingWorkload};
 use memtune::core::tune::Tunable;
-use memtune::core::Profile;
-use memtune::TunedPlan;
+use memtune_example_support::bench::{self as support, PlanTimes};
 
 use crate::gpu::{Data, Digests, Gpu};
-use crate::report::{DecisionSummary, Row, Timed};
+use crate::report::{Row, Timed};
 use crate::{reference, Case, Digest, HistError, ROW_BYTES, SEED, SLOT_BYTES};
-use memtune_example_support::bench as support;
 
 type Result<T> = std::result::Result<T, HistError>;
 
-pub use memtune_example_support::bench::RUNS;
+pub use memtune_example_support::bench::{Tuning, RUNS};
 /// The exhaustive sweep's pass counts, each with the naive and the copy approach.
 pub const SWEEP_PASSES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 /// Digest slots checked at once.
@@ -52,7 +50,7 @@ pub fn split(table_bytes: u64, p: u32, approach: Approach) -> GroupingPlan {
     let scope_slots = slots.div_ceil(u64::from(p.max(1))).max(1);
     let passes = u32::try_from(slots.div_ceil(scope_slots)).unwrap_or(u32::MAX);
     if passes <= 1 {
-        return memtune::space::grouping_untuned(table_bytes);
+        return memtune::workload::grouping::untuned(table_bytes);
     }
     GroupingPlan {
         scope_bytes: scope_slots * SLOT_BYTES,
@@ -116,13 +114,6 @@ pub fn run_once(
     Ok(d)
 }
 
-/// What a tuning call did.
-pub struct Tuning {
-    pub tuned: TunedPlan<GroupingPlan>,
-    /// Launches the autotuner made; 0 when a stored decision (or the model) was used.
-    pub launches: u32,
-}
-
 /// `tuner.tune_checked` on the kernel: the closure only launches the plan's passes on a
 /// cleared table; the check (outside the timed span) digests the table, compares it with
 /// `expected` and clears the table for the next launch. A candidate with a wrong table is
@@ -133,7 +124,7 @@ pub fn tune_checked(
     data: &Data,
     case: &Case,
     expected: Digest,
-) -> Result<Tuning> {
+) -> Result<Tuning<GroupingPlan>> {
     let work = workload(data, case);
     let mut digests = gpu.digests(1)?;
     // The table is cleared before each launch: here, or by the check after the last one.
@@ -183,7 +174,7 @@ pub fn tune_checked(
         )));
     }
     Ok(Tuning {
-        launches: tuned.launches_now,
+        launches: tuned.launches_now as usize,
         tuned,
     })
 }
@@ -198,122 +189,64 @@ pub fn time_plans(
     digests: &mut Digests,
     expected: Digest,
 ) -> Result<Vec<Timed>> {
-    let mut slots = Vec::new();
-    digests.reset()?;
-    let runs = support::round_robin(plans, |i, plan| {
-        if digests.used() == SLOTS {
-            check(digests, &slots, plans, expected)?;
-            slots.clear();
-            digests.reset()?;
-        }
-        let slot = digests.take()?;
-        slots.push((i, slot.index));
-        gpu.clear(data, case)?;
-        let ms = gpu.time(|| gpu.launch(data, case, plan))?;
-        gpu.digest(data, case, slot)?;
-        Ok::<f64, HistError>(ms)
-    })?;
-    check(digests, &slots, plans, expected)?;
-    support::medians(&runs, plans, label).map_err(HistError::Autotune)
-}
-
-fn check(
-    digests: &Digests,
-    slots: &[(usize, usize)],
-    plans: &[GroupingPlan],
-    expected: Digest,
-) -> Result<()> {
-    let got = digests.read()?;
-    for &(plan, slot) in slots {
-        if got[slot] != expected {
-            return Err(HistError::Mismatch(format!(
-                "{}: {}, the untuned plan {expected}",
-                label(&plans[plan]),
-                got[slot]
-            )));
-        }
-    }
-    Ok(())
+    support::time_into_slots(
+        plans,
+        digests,
+        SLOTS,
+        &expected,
+        |plan, slot| {
+            gpu.clear(data, case)?;
+            let ms = gpu.time(|| gpu.launch(data, case, plan))?;
+            gpu.digest(data, case, slot)?;
+            Ok(ms)
+        },
+        |plan, got| format!("{}: {got}, the untuned plan {expected}", label(plan)),
+        label,
+    )
 }
 
 /// What every row of one bench shares.
-pub struct Bench<'a> {
-    pub gpu: &'a Gpu,
-    pub profile: &'a Profile,
-    pub uuid: &'a str,
-}
+pub type Bench<'a> = support::Bench<'a, Gpu>;
 
-impl Bench<'_> {
-    /// One row: `case` on `data` (the input is drawn again for its key space).
-    pub fn row(&self, data: &Data, case: &Case, digests: &mut Digests) -> Result<Row> {
-        let gpu = self.gpu;
-        gpu.fill(data, case)?;
-        let work = workload(data, case);
-        let untuned = work.untuned();
-        let expected = run_once(gpu, data, case, &untuned, digests)?;
-        if let Some(cpu) = cpu_digest(case) {
-            if cpu != expected {
-                return Err(HistError::Mismatch(format!(
-                    "the untuned table ({expected}) differs from the CPU model ({cpu})"
-                )));
-            }
+/// One row: `case` on `data` (the input is drawn again for its key space).
+pub fn row(bench: &Bench, data: &Data, case: &Case, digests: &mut Digests) -> Result<Row> {
+    let gpu = bench.gpu;
+    gpu.fill(data, case)?;
+    let work = workload(data, case);
+    let untuned = work.untuned();
+    let expected = run_once(gpu, data, case, &untuned, digests)?;
+    if let Some(cpu) = cpu_digest(case) {
+        if cpu != expected {
+            return Err(HistError::Mismatch(format!(
+                "the untuned table ({expected}) differs from the CPU model ({cpu})"
+            )));
         }
-        let model = memtune::core::plan::grouping_untimed(self.profile, &work)
-            .map_err(|e| HistError::Autotune(format!("the planner: {e}")))?;
-
-        // A fresh store: this run tunes; the second lookup must find its decision.
-        let (_dir, store) = support::fresh_store().map_err(HistError::Io)?;
-        let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
-        let first = tune_checked(&tuner(Mode::Always), gpu, data, case, expected)?;
-        let decision = first
-            .tuned
-            .decision
-            .clone()
-            .ok_or_else(|| HistError::Autotune("tuning made no decision".into()))?;
-        for w in &first.tuned.warnings {
-            eprintln!("warning: {w}");
-        }
-        let second = tune_checked(&tuner(Mode::Auto), gpu, data, case, expected)?;
-        let second_run_timed =
-            support::second_run_timed(&first.tuned, &second.tuned, second.launches > 0, same);
-
-        // Every plan timed alike, each distinct launch sequence once.
-        let swept = sweep(case.table_bytes);
-        let plans = support::distinct(
-            [&untuned, &model, &first.tuned.plan]
-                .into_iter()
-                .chain(&swept),
-            same,
-        );
-        let times = time_plans(gpu, data, case, &plans, digests, expected)?;
-        let time_of = |p: &GroupingPlan| {
-            support::time_of(&plans, &times, p, same)
-                .ok_or_else(|| HistError::Autotune(format!("{} was not timed", label(p))))
-        };
-        let swept_times = swept
-            .iter()
-            .map(|p| time_of(p).map(|t| (label(p), t)))
-            .collect::<Result<Vec<_>>>()?;
-        let (best_config, best) = support::fastest(swept_times)
-            .ok_or_else(|| HistError::Autotune("an empty sweep".into()))?;
-        Ok(Row {
-            variant: case.variant.name(),
-            memory: data.table_memory(),
-            input_memory: data.input_memory(),
-            bytes: case.table_bytes,
-            rows: case.rows,
-            untuned: time_of(&untuned)?,
-            plan_config: label(&model),
-            plan: time_of(&model)?,
-            autotuned_config: first.tuned.label.clone(),
-            autotuned: time_of(&first.tuned.plan)?,
-            best_config,
-            best,
-            tuning: DecisionSummary::of(&decision),
-            second_run_timed,
-            digest: expected,
-        })
     }
+    let model = memtune::core::plan::grouping_untimed(bench.profile, &work)
+        .map_err(|e| HistError::Autotune(format!("the planner: {e}")))?;
+
+    let tuned = bench.tune_twice(|tuner| tune_checked(tuner, gpu, data, case, expected), same)?;
+
+    // Every plan timed alike, each distinct launch sequence once.
+    let swept = sweep(case.table_bytes);
+    let plans = support::distinct(
+        [&untuned, &model, &tuned.first.tuned.plan]
+            .into_iter()
+            .chain(&swept),
+        same,
+    );
+    let times = time_plans(gpu, data, case, &plans, digests, expected)?;
+    let timed = PlanTimes::new(&plans, &times, label, same);
+    let best = timed.fastest_of(&swept, "an empty sweep")?;
+    Ok(Row {
+        variant: case.variant.name(),
+        memory: data.table_memory(),
+        input_memory: data.input_memory(),
+        bytes: case.table_bytes,
+        rows: case.rows,
+        timings: timed.timings(&untuned, &model, &tuned, best)?,
+        digest: expected,
+    })
 }
 
 #[cfg(test)]
@@ -353,7 +286,7 @@ mod tests {
     #[test]
     fn same_ignores_the_scope_of_one_pass() {
         let a = split(1 << 20, 1, Approach::Copy);
-        let b = memtune::space::grouping_untuned(1 << 20);
+        let b = memtune::workload::grouping::untuned(1 << 20);
         assert!(same(&a, &b));
         assert_eq!(a.approach, Approach::Unscoped);
         assert!(!same(

@@ -2,34 +2,27 @@
 //! buffers, launches of a plan, digests and CUDA-event timing. Every CUDA call's result is
 //! checked.
 
+use std::ops::Deref;
 use std::sync::Arc;
 
-use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use memtune::core::plan::{Approach, GroupingPlan};
 use memtune::gpu::Buffer;
 use memtune::{DeviceIdentity, MemoryKind};
-use memtune_example_support::gpu as support;
+use memtune_example_support::gpu::{cuda, LoadedGpu, Slot, SlotValue, Slots};
 
-use crate::reference::{self, Slot};
+use crate::reference::{self, Slot as TableSlot};
 use crate::{kernel, Case, Digest, HistError, ROW_BYTES, SEED, SLOT_BYTES};
 
 type Result<T> = std::result::Result<T, HistError>;
 
-fn cuda<E: std::fmt::Debug>(call: &'static str) -> impl Fn(E) -> HistError {
-    HistError::cuda(call)
-}
-
 /// Bytes of `user_hist_counters`: spilled and dropped rows.
 const COUNTER_BYTES: usize = 16;
 
-/// One GPU with the histogram kernels loaded.
+/// One GPU with the histogram kernels loaded; its identity, stream, timing and
+/// synchronisation are those of the [`LoadedGpu`] it derefs to.
 pub struct Gpu {
-    identity: DeviceIdentity,
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    _module: Arc<CudaModule>,
+    loaded: LoadedGpu,
     fill: CudaFunction,
     clear: CudaFunction,
     insert_rows: CudaFunction,
@@ -38,45 +31,32 @@ pub struct Gpu {
     digest: CudaFunction,
 }
 
+impl Deref for Gpu {
+    type Target = LoadedGpu;
+
+    fn deref(&self) -> &LoadedGpu {
+        &self.loaded
+    }
+}
+
 impl Gpu {
     /// Compiles the kernels for the device of `stream` (the one `Autotuner::open` returns)
     /// and loads them.
     pub fn new(identity: DeviceIdentity, stream: Arc<CudaStream>) -> Result<Gpu> {
-        let (ctx, module) = support::load(&identity, &stream, &kernel::SOURCE)?;
-        let load = |name| {
-            module
-                .load_function(name)
-                .map_err(cuda("cuModuleGetFunction"))
-        };
+        let loaded = LoadedGpu::new(identity, stream, &kernel::SOURCE)?;
         Ok(Gpu {
-            fill: load(kernel::FILL)?,
-            clear: load(kernel::CLEAR)?,
-            insert_rows: load(kernel::INSERT_ROWS)?,
-            insert_spill: load(kernel::INSERT_SPILL)?,
-            insert_spilled: load(kernel::INSERT_SPILLED)?,
-            digest: load(kernel::DIGEST)?,
-            identity,
-            ctx,
-            stream,
-            _module: module,
+            fill: loaded.function(kernel::FILL)?,
+            clear: loaded.function(kernel::CLEAR)?,
+            insert_rows: loaded.function(kernel::INSERT_ROWS)?,
+            insert_spill: loaded.function(kernel::INSERT_SPILL)?,
+            insert_spilled: loaded.function(kernel::INSERT_SPILLED)?,
+            digest: loaded.function(kernel::DIGEST)?,
+            loaded,
         })
     }
 
-    pub fn identity(&self) -> &DeviceIdentity {
-        &self.identity
-    }
-
-    pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
-    }
-
-    /// Free device memory in bytes.
-    pub fn free_device_bytes(&self) -> Result<u64> {
-        Ok(support::free_device_bytes(&self.ctx)?)
-    }
-
     fn config(&self) -> LaunchConfig {
-        let (blocks, block) = kernel::grid(self.identity.sm_count);
+        let (blocks, block) = kernel::grid(self.identity().sm_count);
         LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (block, 1, 1),
@@ -110,10 +90,12 @@ impl Gpu {
                 "a table holds at least one slot, and the input one row".into(),
             ));
         }
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        self.ctx()
+            .bind_to_thread()
+            .map_err(cuda("cuCtxSetCurrent"))?;
         let column = len(rows * 4)?;
         Ok(Data {
-            ctx: self.ctx.clone(),
+            ctx: self.ctx().clone(),
             table: Buffer::allocate(table_memory, len(table_bytes)?)?,
             keys: Buffer::allocate(input_memory, column)?,
             values: Buffer::allocate(input_memory, column)?,
@@ -130,7 +112,7 @@ impl Gpu {
         data.check(case)?;
         let key_space = case.key_space();
         let (keys, values) = (data.keys.dptr(), data.values.dptr());
-        let mut launch = self.stream.launch_builder(&self.fill);
+        let mut launch = self.stream().launch_builder(&self.fill);
         launch
             .arg(&keys)
             .arg(&values)
@@ -148,7 +130,7 @@ impl Gpu {
         data.check(case)?;
         let slots = case.slots();
         let (table, counters) = (data.table.dptr(), data.counters.dptr());
-        let mut launch = self.stream.launch_builder(&self.clear);
+        let mut launch = self.stream().launch_builder(&self.clear);
         launch.arg(&table).arg(&slots).arg(&counters);
         // SAFETY: writes `slots` slots of the table, which holds them (checked above), and
         // the counters; the caller keeps `data` alive until it synchronises.
@@ -180,7 +162,7 @@ impl Gpu {
             let mut launch;
             match (copy, i) {
                 (true, 0) => {
-                    launch = self.stream.launch_builder(&self.insert_spill);
+                    launch = self.stream().launch_builder(&self.insert_spill);
                     launch
                         .arg(&keys)
                         .arg(&values)
@@ -195,7 +177,7 @@ impl Gpu {
                         .arg(&spill_values);
                 }
                 (true, _) => {
-                    launch = self.stream.launch_builder(&self.insert_spilled);
+                    launch = self.stream().launch_builder(&self.insert_spilled);
                     launch
                         .arg(&spill_keys)
                         .arg(&spill_values)
@@ -207,7 +189,7 @@ impl Gpu {
                         .arg(&counters);
                 }
                 (false, _) => {
-                    launch = self.stream.launch_builder(&self.insert_rows);
+                    launch = self.stream().launch_builder(&self.insert_rows);
                     launch
                         .arg(&keys)
                         .arg(&values)
@@ -231,11 +213,11 @@ impl Gpu {
     }
 
     /// Enqueues the digest of the first `case.slots()` slots into `slot`.
-    pub fn digest(&self, data: &Data, case: &Case, slot: DigestSlot) -> Result<()> {
+    pub fn digest(&self, data: &Data, case: &Case, slot: Slot) -> Result<()> {
         data.check(case)?;
         let slots = case.slots();
         let (table, counters) = (data.table.dptr(), data.counters.dptr());
-        let mut launch = self.stream.launch_builder(&self.digest);
+        let mut launch = self.stream().launch_builder(&self.digest);
         launch.arg(&table).arg(&slots).arg(&counters).arg(&slot.ptr);
         // SAFETY: reads `slots` slots of the table (checked above) and the counters, adds
         // to the 4 u64 of `slot`; the caller keeps both alive until it synchronises.
@@ -245,30 +227,17 @@ impl Gpu {
     }
 
     /// The first `case.slots()` slots, after the stream's work finished.
-    pub fn read_table(&self, data: &Data, case: &Case) -> Result<Vec<Slot>> {
+    pub fn read_table(&self, data: &Data, case: &Case) -> Result<Vec<TableSlot>> {
         data.check(case)?;
         self.sync()?;
-        let mut out = vec![Slot::default(); case.slots() as usize];
+        let mut out = vec![TableSlot::default(); case.slots() as usize];
         data.table.read(&mut out)?;
         Ok(out)
     }
 
     /// `n` zeroed digest slots.
     pub fn digests(&self, n: usize) -> Result<Digests> {
-        Digests::allocate(&self.ctx, n)
-    }
-
-    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished
-    /// (memtune's event timer).
-    pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
-        memtune::gpu::time_ms(&self.stream, f)
-    }
-
-    /// Waits for the stream's work; a failed kernel shows here.
-    pub fn sync(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize (the kernel failed)"))
+        Digests::allocate(self.ctx(), n, "digests between two checks")
     }
 }
 
@@ -362,95 +331,19 @@ pub fn pinned_bytes(
     table + input
 }
 
-/// One digest slot (4 u64) a digest launch adds to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DigestSlot {
-    pub index: usize,
-    ptr: u64,
-}
+/// Device memory of digest slots, one per launch's table (see [`Slots`]).
+pub type Digests = Slots<Digest>;
 
-/// Device memory of `len` digest slots, handed out in order: every launch's table gets a
-/// slot of its own, so that the digests of many launches can be checked after them.
-pub struct Digests {
-    ctx: Arc<CudaContext>,
-    buffer: Buffer,
-    len: usize,
-    used: usize,
-}
+/// A digest slot: the 4 u64 `user_hist_digest` adds to.
+impl SlotValue for Digest {
+    const WORDS: usize = 4;
 
-const DIGEST_BYTES: usize = 32;
-
-impl Digests {
-    fn allocate(ctx: &Arc<CudaContext>, len: usize) -> Result<Digests> {
-        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        let digests = Digests {
-            ctx: ctx.clone(),
-            buffer: Buffer::allocate(MemoryKind::Device, len.max(1) * DIGEST_BYTES)?,
-            len: len.max(1),
-            used: 0,
-        };
-        digests.zero()?;
-        Ok(digests)
-    }
-
-    fn zero(&self) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        // SAFETY: len * DIGEST_BYTES bytes are allocated at dptr; no kernel uses them
-        // (every launch was synchronised before a reset).
-        unsafe { result::memset_d8_sync(self.buffer.dptr(), 0, self.len * DIGEST_BYTES) }
-            .map_err(cuda("cuMemsetD8"))
-    }
-
-    /// The next unused slot.
-    pub fn take(&mut self) -> Result<DigestSlot> {
-        if self.used >= self.len {
-            return Err(HistError::Autotune(format!(
-                "more than {} digests between two checks",
-                self.len
-            )));
+    fn from_words(c: &[u64]) -> Digest {
+        Digest {
+            groups: c[0],
+            mix: c[1],
+            total: c[2],
+            dropped: c[3],
         }
-        let index = self.used;
-        self.used += 1;
-        Ok(DigestSlot {
-            index,
-            ptr: self.buffer.dptr() + (DIGEST_BYTES * index) as u64,
-        })
-    }
-
-    /// Slots handed out since the last reset.
-    pub fn used(&self) -> usize {
-        self.used
-    }
-
-    /// The digests handed out, in order; the caller has synchronised their launches.
-    pub fn read(&self) -> Result<Vec<Digest>> {
-        let mut raw = vec![0u64; self.used * 4];
-        if self.used > 0 {
-            self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-            self.buffer.read(&mut raw)?;
-        }
-        Ok(raw
-            .chunks_exact(4)
-            .map(|c| Digest {
-                groups: c[0],
-                mix: c[1],
-                total: c[2],
-                dropped: c[3],
-            })
-            .collect())
-    }
-
-    /// Zeroes every slot and starts handing them out from the first again.
-    pub fn reset(&mut self) -> Result<()> {
-        self.zero()?;
-        self.used = 0;
-        Ok(())
-    }
-}
-
-impl Drop for Digests {
-    fn drop(&mut self) {
-        // The buffer is freed right after this, in this context.
-        let _ = self.ctx.bind_to_thread();
     }
 }

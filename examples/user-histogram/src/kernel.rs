@@ -1,8 +1,7 @@
-//! The kernel source and its NVRTC compilation for the GPU present.
+//! The kernel source, its entries and its launch grid (`gpu::Gpu::new` compiles it for the
+//! GPU present).
 
-use memtune::kernels::{CompiledPtx, KernelSource};
-
-use crate::HistError;
+use memtune::kernels::KernelSource;
 
 /// `user_hist_fill(keys, values, n_rows, key_space, seed)`.
 pub const FILL: &str = "user_hist_fill";
@@ -41,25 +40,14 @@ pub fn grid(sm_count: u32) -> (u32, u32) {
     (sm_count.max(1) * BLOCKS_PER_SM, BLOCK)
 }
 
-/// PTX of `kernels/histogram.cu` for `arch`; NVRTC's warnings count as errors.
-pub fn compile(arch: &str) -> Result<CompiledPtx, HistError> {
-    memtune_example_support::gpu::compile(&SOURCE, arch).map_err(HistError::Compile)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune::kernels::toolchain::nvrtc_or_skip;
+    use memtune_example_support::testing::compiles_without_warnings;
 
     #[test]
     fn kernel_compiles_without_warnings() {
-        if !nvrtc_or_skip("kernel_compiles_without_warnings") {
-            return;
-        }
-        for a in ["sm_80", "sm_90"] {
-            let ptx = compile(a).unwrap_or_else(|e| panic!("{a}: {e}"));
-            assert!(ptx.text.contains(&format!(".target {a}")), "{a}");
-        }
+        compiles_without_warnings("kernel_compiles_without_warnings", &SOURCE);
     }
 
     #[test]

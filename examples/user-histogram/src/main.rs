@@ -12,7 +12,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use memtune_example_support::args::{device_limit, host_limit, DEVICE_LIMIT, PINNED_LIMIT};
-use memtune_example_support::report::write_json;
 use memtune_example_support::session::{self, Rows};
 
 use memtune::autotune::Autotuner;
@@ -42,42 +41,26 @@ const READBACK_TABLE_BYTES: u64 = 256 << 20;
 type Result<T> = std::result::Result<T, HistError>;
 
 fn main() -> ExitCode {
-    let config = match args::parse(std::env::args_os().skip(1)) {
-        Err(e) => e.exit(),
-        Ok(Err(e)) => return fail(&e),
-        Ok(Ok(c)) => c,
-    };
-    let result = match &config.mode {
+    let parsed = args::parse(std::env::args_os().skip(1));
+    session::main("user-histogram", parsed, |config| match &config.mode {
         Mode::Tune {
             table,
             variant,
             expect_stored,
-        } => run_tune(&config, *table, *variant, *expect_stored),
+        } => run_tune(config, *table, *variant, *expect_stored),
         Mode::Bench {
             sizes,
             variants,
             json,
-        } => run_bench(&config, sizes, variants, json.as_deref()),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &HistError) -> ExitCode {
-    eprintln!("user-histogram: {e}");
-    ExitCode::from(e.exit_code())
+        } => run_bench(config, sizes, variants, json.as_deref()),
+    })
 }
 
 /// The GPU (exit 3 without one), its autotuner (profile and decision store from the
 /// environment) and the kernels compiled for it.
 fn open() -> Result<(Autotuner, Gpu)> {
-    let identity = memtune::device::identity(0)?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (tuner, stream) =
-        Autotuner::open(0, Some(root)).map_err(|e| HistError::Autotune(e.to_string()))?;
-    let gpu = Gpu::new(identity, stream)?;
+    let (tuner, gpu) = session::open(root, Gpu::new)?;
     let id = gpu.identity();
     let (blocks, block) = kernel::grid(id.sm_count);
     let line = session::device_line(id, "kernels");
@@ -107,7 +90,6 @@ fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
 }
 
 fn show_compile_time_plan() {
-    let p = &SHOWN.profile;
     println!(
         "compile-time plan (memtune::grouping_plan!, a {} table in {} memory, input in {}): {}",
         format_bytes(SHOWN.workload.table_bytes),
@@ -115,16 +97,7 @@ fn show_compile_time_plan() {
         SHOWN.workload.input_memory,
         bench::label(&SHOWN.to_plan()),
     );
-    println!(
-        "  planned for {} from {}{}",
-        p.name,
-        p.source,
-        if p.simulated { " (simulated)" } else { "" }
-    );
-    // The planner's last reason is its decision (the others: what it read in the profile).
-    if let Some(why) = SHOWN.reasons.last() {
-        println!("  - {why}");
-    }
+    session::print_planned(&SHOWN.profile, SHOWN.reasons);
 }
 
 /// The untuned table checked against the CPU model where that is small enough: the digest,
@@ -195,11 +168,10 @@ fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) 
     check_against_cpu(&gpu, &data, &case, expected)?;
 
     let tuning = bench::tune_checked(&tuner, &gpu, &data, &case, expected)?;
-    let tuned = &tuning.tuned;
-    session::print_choice(tuned, 32, |c| {
+    session::print_tuning(&tuner, &tuning, 32, |c| {
         c.stats.error.as_deref().or(c.stats.dropped.as_deref())
     });
-    session::print_timed_now(&tuner, tuned, tuning.launches as usize);
+    let tuned = &tuning.tuned;
 
     digests.reset()?;
     let slot = digests.take()?;
@@ -214,7 +186,7 @@ fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) 
         )));
     }
     println!("ran {}: {ms:.3} ms, {got} = untuned", tuned.label);
-    session::expect_stored(expect_stored, tuning.launches as usize).map_err(HistError::Autotune)
+    session::expect_stored(expect_stored, tuning.launches).map_err(HistError::Autotune)
 }
 
 fn run_bench(
@@ -240,11 +212,10 @@ fn run_bench(
         config.input,
         t0.elapsed().as_secs_f64() * 1e3
     );
-    let uuid = gpu.identity().uuid.clone();
     let bench = Bench {
         gpu: &gpu,
         profile,
-        uuid: &uuid,
+        uuid: &gpu.identity().uuid,
     };
     let mut rows: Rows<Row> = Rows::default();
     for &size in sizes {
@@ -263,16 +234,9 @@ fn run_bench(
                 variant.name()
             );
             let t = Instant::now();
-            rows.record(&label, t, bench.row(&data, &case, &mut digests));
+            rows.record(&label, t, bench::row(&bench, &data, &case, &mut digests));
         }
     }
-    rows.print(&report::table(&rows.rows));
-    if let Some(path) = json {
-        let id = gpu.identity();
-        let used = session::profile_used(profile);
-        let doc = report::document(&id.name, &id.uuid, &used, &rows.rows, &rows.errors);
-        write_json(path, &doc).map_err(HistError::Io)?;
-        println!("wrote {}", path.display());
-    }
-    rows.failed().map_err(HistError::Bench)
+    let table = report::table(&rows.rows);
+    rows.finish(&table, json, gpu.identity(), profile, Row::json)
 }

@@ -259,7 +259,7 @@ mod tests {
             let want = expected_groups(&sums);
             let digest = digest_of_sums(&sums);
             assert!(digest.groups > key_space / 2);
-            let untuned = memtune::space::grouping_untuned(slots * SLOT_BYTES);
+            let untuned = memtune::workload::grouping::untuned(slots * SLOT_BYTES);
             let one = simulate(&rows, slots, &untuned, work).expect("one pass");
             assert_eq!(groups(&one), Ok(want.clone()));
             let mut reversed = rows.clone();
@@ -292,7 +292,7 @@ mod tests {
     fn probes_wrap_and_a_full_table_is_an_error() {
         // Four slots, four keys: every slot taken, the probes wrap.
         let rows: Vec<(u32, u32)> = (0..4u32).map(|k| (k, k)).collect();
-        let untuned = memtune::space::grouping_untuned(4 * SLOT_BYTES);
+        let untuned = memtune::workload::grouping::untuned(4 * SLOT_BYTES);
         let t = simulate(&rows, 4, &untuned, 0).expect("four keys fit four slots");
         assert!(t.iter().all(|s| s.tag != 0));
         let five: Vec<(u32, u32)> = (0..5u32).map(|k| (k, k)).collect();

@@ -2,10 +2,10 @@
 
 use memtune::core::size::format_bytes;
 use memtune::MemoryKind;
+use memtune_example_support::report::{self as support, Timings, TIME_COLUMNS, TUNING_COLUMNS};
+use serde_json::{json, Value};
 
 use crate::Digest;
-use memtune_example_support::report::{self as support, columns, ratio, second_run};
-use serde_json::{json, Value};
 
 pub use memtune_example_support::bench::DecisionSummary;
 pub use memtune_example_support::report::Timed;
@@ -20,174 +20,81 @@ pub struct Row {
     /// Bytes of the table.
     pub bytes: u64,
     pub rows: u64,
-    pub untuned: Timed,
-    pub plan_config: String,
-    pub plan: Timed,
-    pub autotuned_config: String,
-    pub autotuned: Timed,
-    pub best_config: String,
-    pub best: Timed,
-    /// The autotuner's decision, from the first (tuning) call.
-    pub tuning: DecisionSummary,
-    pub second_run_timed: bool,
+    pub timings: Timings,
     /// The table every plan built, digested.
     pub digest: Digest,
 }
 
 impl Row {
-    pub fn untuned_over_autotuned(&self) -> f64 {
-        ratio(self.untuned.median_ms, self.autotuned.median_ms)
-    }
-    pub fn autotuned_over_best(&self) -> f64 {
-        ratio(self.autotuned.median_ms, self.best.median_ms)
-    }
-    pub fn plan_over_best(&self) -> f64 {
-        ratio(self.plan.median_ms, self.best.median_ms)
-    }
-    pub fn untuned_over_plan(&self) -> f64 {
-        ratio(self.untuned.median_ms, self.plan.median_ms)
-    }
-
     /// The row as `--json` writes it: exactly these fields.
     pub fn json(&self) -> Value {
-        json!({
-            "workload": "grouping",
-            "variant": self.variant,
-            "memory": self.memory.to_string(),
+        let memory = self.memory.to_string();
+        let own = json!({
             "input_memory": self.input_memory.to_string(),
-            "bytes": self.bytes,
             "rows": self.rows,
-            "untuned_ms": self.untuned.median_ms,
-            "plan_ms": self.plan.median_ms,
-            "autotuned_ms": self.autotuned.median_ms,
-            "best_ms": self.best.median_ms,
-            "best_config": self.best_config,
-            "candidates_timed": self.tuning.candidates_timed,
-            "tuning_ms": self.tuning.tuning_ms,
-            "cost_in_untuned": self.tuning.cost_in_untuned,
-            "second_run_timed": self.second_run_timed,
-        })
+        });
+        let t = &self.timings;
+        t.json("grouping", &self.variant, &memory, self.bytes, own)
     }
 }
-
-/// The `--json` document.
-pub fn document(device: &str, uuid: &str, profile: &str, rows: &[Row], errors: &[String]) -> Value {
-    support::document(
-        device,
-        uuid,
-        profile,
-        rows.iter().map(Row::json).collect(),
-        errors,
-    )
-}
-
-const HEADER: [&str; 16] = [
-    "variant",
-    "table",
-    "input",
-    "rows",
-    "untuned_ms",
-    "plan_ms",
-    "autotuned_ms",
-    "best_ms",
-    "best_config",
-    "untuned/autotuned",
-    "autotuned/best",
-    "plan/best",
-    "untuned/plan",
-    "candidates_timed",
-    "tuning_ms",
-    "cost_in_untuned",
-];
 
 /// The table, one line per row and a line of detail under it.
 pub fn table(rows: &[Row]) -> String {
-    let cells: Vec<[String; 16]> = rows
-        .iter()
-        .map(|r| {
-            [
-                r.variant.clone(),
-                format!("{} {}", r.memory, format_bytes(r.bytes)),
-                r.input_memory.to_string(),
-                r.rows.to_string(),
-                format!("{:.3}", r.untuned.median_ms),
-                format!("{:.3}", r.plan.median_ms),
-                format!("{:.3}", r.autotuned.median_ms),
-                format!("{:.3}", r.best.median_ms),
-                r.best_config.clone(),
-                format!("{:.3}", r.untuned_over_autotuned()),
-                format!("{:.3}", r.autotuned_over_best()),
-                format!("{:.3}", r.plan_over_best()),
-                format!("{:.3}", r.untuned_over_plan()),
-                format!("{} of {}", r.tuning.candidates_timed, r.tuning.candidates),
-                format!("{:.1}", r.tuning.tuning_ms),
-                r.tuning
-                    .cost_in_untuned
-                    .map_or_else(|| "-".to_string(), |c| format!("{c:.1}")),
-            ]
-        })
-        .collect();
-    let lines = columns(HEADER, &cells, &[0, 1, 2, 8]);
-    let mut out = lines[0].clone();
-    out.push('\n');
-    for (r, line) in rows.iter().zip(&lines[1..]) {
-        out.push_str(line);
-        out.push('\n');
-        out.push_str(&format!(
-            "    untuned {} | plan {}: {} | autotuned {}: {} | best {}\n",
-            r.untuned.show(),
-            r.plan_config,
-            r.plan.show(),
-            r.autotuned_config,
-            r.autotuned.show(),
-            r.best.show(),
-        ));
-        out.push_str(&format!(
-            "    table: {}; tuning: {} launches, {}; second run with the stored decision timed {}\n",
-            r.digest,
-            r.tuning.launches,
-            r.tuning.why,
-            second_run(r.second_run_timed)
-        ));
-    }
-    out
+    let header = [
+        &["variant", "table", "input", "rows"][..],
+        &TIME_COLUMNS,
+        &[
+            "untuned/autotuned",
+            "autotuned/best",
+            "plan/best",
+            "untuned/plan",
+        ],
+        &TUNING_COLUMNS,
+    ]
+    .concat();
+    let cells = |r: &Row| {
+        let t = &r.timings;
+        let ratios = [
+            t.untuned_over_autotuned(),
+            t.autotuned_over_best(),
+            t.plan_over_best(),
+            t.untuned_over_plan(),
+        ];
+        let table = format!("{} {}", r.memory, format_bytes(r.bytes));
+        [
+            r.variant.clone(),
+            table,
+            r.input_memory.to_string(),
+            r.rows.to_string(),
+        ]
+        .into_iter()
+        .chain(t.time_cells())
+        .chain(ratios.map(|x| format!("{x:.3}")))
+        .chain(t.tuning_cells())
+        .collect()
+    };
+    let details = |r: &Row| {
+        let t = &r.timings;
+        let tuning = t.tuning_summary();
+        format!("{}    table: {}; {tuning}\n", t.runs_line("best"), r.digest)
+    };
+    support::table(&header, &[0, 1, 2, 8], rows, cells, details)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn timed(ms: f64) -> Timed {
-        Timed {
-            median_ms: ms,
-            min_ms: ms * 0.99,
-            max_ms: ms * 1.01,
-        }
-    }
+    use memtune_example_support::testing::{assert_contains, assert_row_fields, timings};
 
     fn row() -> Row {
+        let plan = "copy 4 passes of 256 MiB";
         Row {
             variant: "work 0".into(),
             memory: MemoryKind::Device,
             input_memory: MemoryKind::Pinned,
             bytes: 1 << 30,
             rows: 32 << 20,
-            untuned: timed(3.0),
-            plan_config: "1 pass".into(),
-            plan: timed(3.0),
-            autotuned_config: "copy 4 passes of 256 MiB".into(),
-            autotuned: timed(2.0),
-            best_config: "copy 4 passes of 256 MiB".into(),
-            best: timed(2.0),
-            tuning: DecisionSummary {
-                candidates_timed: 4,
-                candidates: 5,
-                tuning_ms: 60.0,
-                launches: 20,
-                cost_in_untuned: Some(20.0),
-                why: "fastest median".into(),
-            },
-            second_run_timed: false,
+            timings: timings([3.0, 3.0, 2.0, 2.0], ["1 pass", plan, plan]),
             digest: Digest::default(),
         }
     }
@@ -195,49 +102,25 @@ mod tests {
     #[test]
     fn json_rows_have_exactly_the_fields() {
         let v = row().json();
-        let mut keys: Vec<&str> = v
-            .as_object()
-            .expect("object")
-            .keys()
-            .map(String::as_str)
-            .collect();
-        keys.sort_unstable();
-        let mut want = vec![
-            "workload",
-            "variant",
-            "memory",
-            "input_memory",
-            "bytes",
-            "rows",
-            "untuned_ms",
-            "plan_ms",
-            "autotuned_ms",
-            "best_ms",
-            "best_config",
-            "candidates_timed",
-            "tuning_ms",
-            "cost_in_untuned",
-            "second_run_timed",
-        ];
-        want.sort_unstable();
-        assert_eq!(keys, want);
+        assert_row_fields(&v, &["input_memory", "rows"]);
         assert_eq!(v["workload"], "grouping");
         assert_eq!(v["input_memory"], "pinned");
         assert_eq!(v["memory"], "device");
         assert_eq!(v["second_run_timed"], false);
-        let doc = document("NVIDIA H100", "GPU-x", "cache", &[row()], &[]);
-        assert_eq!(doc["uuid"], "GPU-x");
-        assert_eq!(doc["rows"][0]["bytes"], 1 << 30);
+        assert_eq!(v["bytes"], 1 << 30);
     }
 
     #[test]
     fn the_table_has_ratios() {
         let t = table(&[row()]);
         assert!(t.starts_with("variant"), "{t}");
-        assert!(t.contains("untuned/autotuned"), "{t}");
-        assert!(t.contains("1.500"), "{t}");
-        assert!(t.contains("4 of 5"), "{t}");
-        assert!(t.contains("untuned/plan"), "{t}");
-        assert!(t.contains("timed nothing"), "{t}");
+        let wants = [
+            "untuned/autotuned",
+            "1.500",
+            "4 of 5",
+            "untuned/plan",
+            "timed nothing",
+        ];
+        assert_contains(&t, &wants);
     }
 }

@@ -1,27 +1,19 @@
 //! GPU tests of the histogram: they run only with `MEMTUNE_GPU_TESTS=1`.
 
-use memtune::autotune::{Autotuner, Mode};
 use memtune::core::plan::Approach;
-use memtune::core::tune::DecisionStore;
-use memtune::{MemoryKind, PlanSource};
-use memtune_example_support::testing::{gpu0, gpu_tests};
+use memtune::MemoryKind;
+use memtune_example_support::testing::{assert_stored_decision_times_nothing, gpu0_or_skip};
 use user_histogram::bench::{cpu_digest, run_once, split, tune_checked, SLOTS};
 use user_histogram::gpu::Gpu;
 use user_histogram::{reference, Case, Variant, SEED};
-
-fn open() -> Gpu {
-    let (identity, stream) = gpu0();
-    Gpu::new(identity, stream).expect("the kernels compile and load")
-}
 
 /// Every approach and split, in every placement of table and input, builds the CPU
 /// model's table: the same digest and, read back, the same sum for every key.
 #[test]
 fn gpu_tables_equal_the_cpu_model_for_every_split() {
-    if !gpu_tests("gpu_tables_equal_the_cpu_model_for_every_split") {
+    let Some(gpu) = gpu0_or_skip("gpu_tables_equal_the_cpu_model_for_every_split", Gpu::new) else {
         return;
-    }
-    let gpu = open();
+    };
     let mut digests = gpu.digests(SLOTS).expect("digest slots");
     let table_bytes = 4 << 20;
     // An odd row count: the last warp is partial.
@@ -67,10 +59,9 @@ fn gpu_tables_equal_the_cpu_model_for_every_split() {
 
 #[test]
 fn a_stored_decision_times_nothing() {
-    if !gpu_tests("a_stored_decision_times_nothing") {
+    let Some(gpu) = gpu0_or_skip("a_stored_decision_times_nothing", Gpu::new) else {
         return;
-    }
-    let gpu = open();
+    };
     let mut digests = gpu.digests(SLOTS).expect("digest slots");
     let case = Case {
         table_bytes: 64 << 20,
@@ -88,28 +79,15 @@ fn a_stored_decision_times_nothing() {
     gpu.fill(&data, &case).expect("the fill runs");
     let untuned = split(case.table_bytes, 1, Approach::Unscoped);
     let expected = run_once(&gpu, &data, &case, &untuned, &mut digests).expect("runs");
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let store = DecisionStore::new(Some(dir.path().to_path_buf()), None);
-    let profile = memtune::core::default::builtin();
     let uuid = gpu.identity().uuid.clone();
-    let tuner = |mode| Autotuner::new(profile.clone(), &uuid, store.clone(), mode);
-    let first = tune_checked(&tuner(Mode::Always), &gpu, &data, &case, expected)
-        .expect("tunes, every launch building the untuned table");
-    assert!(first.launches > 0);
-    assert_eq!(first.tuned.source, PlanSource::Tuned);
+    let tunes = "tunes, every launch building the untuned table";
+    let first = assert_stored_decision_times_nothing(&uuid, tunes, |tuner| {
+        tune_checked(tuner, &gpu, &data, &case, expected)
+    });
     let decision = first.tuned.decision.as_ref().expect("a decision");
     assert!(
         decision.candidates.iter().all(|c| c.stats.error.is_none()),
         "{:?}",
         decision.candidates
     );
-    let second =
-        tune_checked(&tuner(Mode::Auto), &gpu, &data, &case, expected).expect("finds the decision");
-    assert_eq!(second.launches, 0);
-    assert!(
-        matches!(second.tuned.source, PlanSource::Stored(_)),
-        "{}",
-        second.tuned.source
-    );
-    assert_eq!(second.tuned.plan, first.tuned.plan);
 }

@@ -1,9 +1,11 @@
 //! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Parser;
 use memtune::core::plan::Dtype;
+use memtune_example_support::args::{self as support, Output, Parsed};
 
 use crate::{Case, StencilError};
 
@@ -51,12 +53,8 @@ pub struct Cli {
     /// Bench grids, comma-separated DIMS[:f32|f64], e.g. 200^3:f32,384x256x192:f64.
     #[arg(long, value_parser = parse_grids)]
     pub grids: Option<Grids>,
-    /// Write the bench rows as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Default mode: fail (exit 1) unless a stored decision was used and nothing timed.
-    #[arg(long)]
-    pub expect_stored: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Grids with an optional dtype each (a newtype: clap would take a `Vec` for a repeated
@@ -82,33 +80,25 @@ pub struct Config {
     pub mode: Mode,
 }
 
-/// Parses `args` (without the program name). `Err(clap::Error)` for what clap reports
-/// itself (`--help` included: print it with `e.exit()`).
-pub fn parse<I, T>(args: I) -> Result<Result<Config, StencilError>, clap::Error>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    let argv = std::iter::once("user-stencil".into()).chain(args.into_iter().map(Into::into));
-    Cli::try_parse_from(argv).map(check)
+/// Parses `args` (without the program name) and [`check`]s them; see [`support::parse`].
+pub fn parse(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Parsed<Config> {
+    support::parse("user-stencil", args, check)
 }
 
 /// Checks the combination of arguments.
 pub fn check(cli: Cli) -> Result<Config, StencilError> {
-    let usage = |m: &str| Err(StencilError::Usage(m.to_string()));
     let repeats = cli.repeats.unwrap_or(1);
     if !(1..=MAX_REPEATS).contains(&repeats) {
         return Err(StencilError::Usage(format!(
             "--repeats must be 1 to {MAX_REPEATS}"
         )));
     }
+    cli.output.check_mode(
+        cli.bench,
+        ("--dims", cli.dims.is_some()),
+        ("--grids", cli.grids.is_some()),
+    )?;
     let mode = if cli.bench {
-        if cli.dims.is_some() {
-            return usage("--bench takes --grids, not --dims");
-        }
-        if cli.expect_stored {
-            return usage("--expect-stored is for the default mode, not --bench");
-        }
         let grids: Vec<([u32; 3], Dtype)> = match cli.grids {
             Some(g) => {
                 g.0.into_iter()
@@ -133,12 +123,9 @@ pub fn check(cli: Cli) -> Result<Config, StencilError> {
             .collect::<Result<Vec<_>, _>>()?;
         Mode::Bench {
             cases,
-            json: cli.json,
+            json: cli.output.json,
         }
     } else {
-        if cli.grids.is_some() || cli.json.is_some() {
-            return usage("--grids and --json go with --bench");
-        }
         let case = Case {
             dims: cli.dims.unwrap_or(DEFAULT_DIMS),
             dtype: cli.dtype.unwrap_or(Dtype::F32),
@@ -147,7 +134,7 @@ pub fn check(cli: Cli) -> Result<Config, StencilError> {
         check_volume(&case)?;
         Mode::Tune {
             case,
-            expect_stored: cli.expect_stored,
+            expect_stored: cli.output.expect_stored,
         }
     };
     Ok(Config {
@@ -231,27 +218,14 @@ pub fn check_fits(case: &Case, limit: u64) -> Result<(), StencilError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memtune_example_support::testing;
 
     fn ok(args: &[&str]) -> Config {
-        match parse(args.iter().copied()) {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => panic!("{args:?}: {e}"),
-            Err(e) => panic!("{args:?}: {e}"),
-        }
+        testing::parsed(args, |a| parse(a.iter().copied()))
     }
 
     fn usage(args: &[&str]) -> String {
-        match parse(args.iter().copied()) {
-            Ok(Err(e)) => {
-                assert_eq!(e.exit_code(), 2, "{e}");
-                e.to_string()
-            }
-            Err(e) => {
-                assert_eq!(e.exit_code(), 2, "{e}");
-                e.to_string()
-            }
-            Ok(Ok(c)) => panic!("{args:?} parsed: {c:?}"),
-        }
+        testing::usage(args, |a| parse(a.iter().copied()))
     }
 
     fn cases(c: Config) -> Vec<Case> {
@@ -348,11 +322,7 @@ mod tests {
         assert!(usage(&["--bench", "--grids", "64^3:f8"]).contains("not f32 or f64"));
         let many = vec!["8^3"; MAX_GRIDS + 1].join(",");
         assert!(usage(&["--bench", "--grids", &many]).contains("at most"));
-        assert!(usage(&["--bench", "--dims", "8^3"]).contains("--grids"));
-        assert!(usage(&["--json", "x.json"]).contains("--bench"));
-        assert!(usage(&["--grids", "8^3"]).contains("--bench"));
-        assert!(usage(&["--bench", "--expect-stored"]).contains("default mode"));
-        assert!(usage(&["--frobnicate"]).contains("--frobnicate"));
+        testing::assert_mode_errors(usage, ["--dims", "8^3"], ["--grids", "8^3"]);
     }
 
     #[test]

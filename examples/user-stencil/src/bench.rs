@@ -3,20 +3,18 @@
 //! sweep, timed alike; every launch's output is checked bit for bit against the untuned
 //! output before its time counts.
 
-use memtune::autotune::{Autotuner, Mode};
+use memtune::autotune::Autotuner;
 use memtune::core::plan::{StencilPlan, StencilWorkload, Variant};
 use memtune::core::tune::Tunable;
-use memtune::core::Profile;
-use memtune::TunedPlan;
+use memtune_example_support::bench::{self as support, PlanTimes};
 
 use crate::gpu::{Gpu, Volume};
-use crate::report::{DecisionSummary, Row, Timed};
+use crate::report::{Row, Timed};
 use crate::StencilError;
-use memtune_example_support::bench as support;
 
 type Result<T> = std::result::Result<T, StencilError>;
 
-pub use memtune_example_support::bench::RUNS;
+pub use memtune_example_support::bench::{Tuning, RUNS};
 /// The sweep's block widths along x for plain and staged blocks, heights along y and
 /// depths along z; blocks of [`SWEEP_MIN_THREADS`] to 1024 threads.
 pub const SWEEP_X: [u32; 3] = [32, 64, 128];
@@ -92,13 +90,6 @@ pub fn same(a: &StencilPlan, b: &StencilPlan) -> bool {
     a.variant == b.variant && a.block == b.block
 }
 
-/// What a tuning call did.
-pub struct Tuning {
-    pub tuned: TunedPlan<StencilPlan>,
-    /// Launches the autotuner made; 0 when a stored decision (or the model) was used.
-    pub launches: usize,
-}
-
 /// One sweep of `plan`, synchronised, its output then checked against the untuned output
 /// (and poisoned).
 pub fn run_checked(gpu: &Gpu, volume: &Volume, plan: &StencilPlan) -> Result<()> {
@@ -120,7 +111,7 @@ pub fn run_untuned(gpu: &Gpu, volume: &Volume) -> Result<StencilPlan> {
 /// output is compared bit for bit with the untuned output, so a wrong plan is dropped
 /// before its time counts. Any wrong output then fails the call: every variant must give
 /// the untuned bits.
-pub fn tune_checked(tuner: &Autotuner, gpu: &Gpu, volume: &Volume) -> Result<Tuning> {
+pub fn tune_checked(tuner: &Autotuner, gpu: &Gpu, volume: &Volume) -> Result<Tuning<StencilPlan>> {
     let mut launches = 0usize;
     let mut wrong: Vec<String> = Vec::new();
     let case = volume.case;
@@ -172,81 +163,48 @@ pub fn time_copy(gpu: &Gpu, volume: &Volume) -> Result<Timed> {
 }
 
 /// What every row of one bench shares.
-pub struct Bench<'a> {
-    pub gpu: &'a Gpu,
-    pub profile: &'a Profile,
-    pub uuid: &'a str,
-}
+pub type Bench<'a> = support::Bench<'a, Gpu>;
 
-impl Bench<'_> {
-    /// One row: the volume's untuned, model, autotuned and best plans, and the copy.
-    pub fn row(&self, volume: &Volume) -> Result<Row> {
-        let gpu = self.gpu;
-        let case = volume.case;
-        let work = case.workload();
-        let untuned = run_untuned(gpu, volume)?;
-        gpu.check(volume)?;
-        let model = work
-            .untimed(self.profile)
-            .map_err(|e| StencilError::Autotune(format!("the planner: {e}")))?;
+/// One row: the volume's untuned, model, autotuned and best plans, and the copy.
+pub fn row(bench: &Bench, volume: &Volume) -> Result<Row> {
+    let gpu = bench.gpu;
+    let case = volume.case;
+    let work = case.workload();
+    let untuned = run_untuned(gpu, volume)?;
+    gpu.check(volume)?;
+    let model = work
+        .untimed(bench.profile)
+        .map_err(|e| StencilError::Autotune(format!("the planner: {e}")))?;
 
-        // A fresh store: this run tunes; the second lookup must find its decision.
-        let (_dir, store) = support::fresh_store().map_err(StencilError::Io)?;
-        let tuner = |mode| Autotuner::new(self.profile.clone(), self.uuid, store.clone(), mode);
-        let first = tune_checked(&tuner(Mode::Always), gpu, volume)?;
-        let decision = first
-            .tuned
-            .decision
-            .clone()
-            .ok_or_else(|| StencilError::Autotune("tuning made no decision".into()))?;
-        for w in &first.tuned.warnings {
-            eprintln!("warning: {w}");
-        }
-        let second = tune_checked(&tuner(Mode::Auto), gpu, volume)?;
-        let second_run_timed =
-            support::second_run_timed(&first.tuned, &second.tuned, second.launches > 0, same);
+    let tuned = bench.tune_twice(|tuner| tune_checked(tuner, gpu, volume), same)?;
 
-        // Every plan timed alike, each distinct launch once: the sweep, and the
-        // autotuner's candidates where the sweep lacks them.
-        let candidates: Vec<StencilPlan> = work
-            .candidates(self.profile)
-            .map_err(|e| StencilError::Autotune(format!("the candidates: {e}")))?
-            .into_iter()
-            .map(|c| c.plan)
-            .collect();
-        let swept = sweep(case.dims);
-        let launchable = [&untuned, &model, &first.tuned.plan]
-            .into_iter()
-            .chain(&candidates)
-            .chain(&swept)
-            .filter(|p| gpu.geometry(&case, p).is_ok());
-        let plans = support::distinct(launchable, same);
-        let times = time_plans(gpu, volume, &plans)?;
-        let copy = time_copy(gpu, volume)?;
-        let time_of = |p: &StencilPlan| {
-            support::time_of(&plans, &times, p, same)
-                .ok_or_else(|| StencilError::Autotune(format!("{} was not timed", label(p))))
-        };
-        let (best_config, best) =
-            support::fastest(plans.iter().zip(&times).map(|(p, t)| (label(p), *t)))
-                .ok_or_else(|| StencilError::Autotune("no plan was timed".into()))?;
-        Ok(Row {
-            variant: case.name(),
-            dims: case.dims,
-            bytes: case.bytes(),
-            untuned: time_of(&untuned)?,
-            plan_config: label(&model),
-            plan: time_of(&model)?,
-            autotuned_config: first.tuned.label.clone(),
-            autotuned: time_of(&first.tuned.plan)?,
-            best_config,
-            best,
-            copy,
-            plans_timed: plans.len(),
-            tuning: DecisionSummary::of(&decision),
-            second_run_timed,
-        })
-    }
+    // Every plan timed alike, each distinct launch once: the sweep, and the
+    // autotuner's candidates where the sweep lacks them.
+    let candidates: Vec<StencilPlan> = work
+        .candidates(bench.profile)
+        .map_err(|e| StencilError::Autotune(format!("the candidates: {e}")))?
+        .into_iter()
+        .map(|c| c.plan)
+        .collect();
+    let swept = sweep(case.dims);
+    let launchable = [&untuned, &model, &tuned.first.tuned.plan]
+        .into_iter()
+        .chain(&candidates)
+        .chain(&swept)
+        .filter(|p| gpu.geometry(&case, p).is_ok());
+    let plans = support::distinct(launchable, same);
+    let times = time_plans(gpu, volume, &plans)?;
+    let copy = time_copy(gpu, volume)?;
+    let timed = PlanTimes::new(&plans, &times, label, same);
+    let best = timed.fastest_of(&plans, "no plan was timed")?;
+    Ok(Row {
+        variant: case.name(),
+        dims: case.dims,
+        bytes: case.bytes(),
+        timings: timed.timings(&untuned, &model, &tuned, best)?,
+        copy,
+        plans_timed: plans.len(),
+    })
 }
 
 #[cfg(test)]

@@ -2,26 +2,21 @@
 //! launches of a plan, the bitwise check of an output and CUDA-event timing. Every CUDA
 //! call's result is checked.
 
+use std::ops::Deref;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{result, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use memtune::core::plan::{Dtype, StencilPlan, Variant};
 use memtune::gpu::Buffer;
 use memtune::{DeviceIdentity, MemoryKind};
-use memtune_example_support::gpu as support;
+use memtune_example_support::gpu::{cuda, LoadedGpu};
 
 use crate::kernel::{self, COMPARE};
 use crate::reference::Real;
 use crate::{Case, StencilError};
 
 type Result<T> = std::result::Result<T, StencilError>;
-
-fn cuda<E: std::fmt::Debug>(call: &'static str) -> impl Fn(E) -> StencilError {
-    StencilError::cuda(call)
-}
 
 /// The entries of one element type.
 struct Entries {
@@ -31,12 +26,11 @@ struct Entries {
     fill: CudaFunction,
 }
 
-/// One GPU with the stencil kernels loaded (one module: every variant, both types).
+/// One GPU with the stencil kernels loaded (one module: every variant, both types); its
+/// identity, stream, timing and synchronisation are those of the [`LoadedGpu`] it derefs
+/// to.
 pub struct Gpu {
-    identity: DeviceIdentity,
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    _module: Arc<CudaModule>,
+    loaded: LoadedGpu,
     f32: Entries,
     f64: Entries,
     compare: CudaFunction,
@@ -45,26 +39,30 @@ pub struct Gpu {
     max_shared: u32,
 }
 
+impl Deref for Gpu {
+    type Target = LoadedGpu;
+
+    fn deref(&self) -> &LoadedGpu {
+        &self.loaded
+    }
+}
+
 impl Gpu {
     /// Compiles the kernels for the device of `stream` (the one `Autotuner::open` returns)
     /// and loads them.
     pub fn new(identity: DeviceIdentity, stream: Arc<CudaStream>) -> Result<Gpu> {
-        let (ctx, module) = support::load(&identity, &stream, &kernel::SOURCE)?;
-        let function = |name: &str| {
-            module
-                .load_function(name)
-                .map_err(cuda("cuModuleGetFunction"))
-        };
-        let optin = ctx
+        let loaded = LoadedGpu::new(identity, stream, &kernel::SOURCE)?;
+        let optin = loaded
+            .ctx()
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(cuda("cuDeviceGetAttribute"))?;
         let max_shared = u32::try_from(optin).unwrap_or(48 << 10).max(48 << 10);
         let entries = |dtype: Dtype| -> Result<Entries> {
             let e = Entries {
-                plain: function(&kernel::entry(Variant::Plain, dtype))?,
-                staged: function(&kernel::entry(Variant::Staged, dtype))?,
-                streaming: function(&kernel::entry(Variant::Streaming, dtype))?,
-                fill: function(&kernel::fill_entry(dtype))?,
+                plain: loaded.function(&kernel::entry(Variant::Plain, dtype))?,
+                staged: loaded.function(&kernel::entry(Variant::Staged, dtype))?,
+                streaming: loaded.function(&kernel::entry(Variant::Streaming, dtype))?,
+                fill: loaded.function(&kernel::fill_entry(dtype))?,
             };
             // Above 48 KiB a block's dynamic shared memory must be allowed per function.
             for f in [&e.staged, &e.streaming] {
@@ -79,26 +77,10 @@ impl Gpu {
         Ok(Gpu {
             f32: entries(Dtype::F32)?,
             f64: entries(Dtype::F64)?,
-            compare: function(COMPARE)?,
-            identity,
-            ctx,
-            stream,
-            _module: module,
+            compare: loaded.function(COMPARE)?,
+            loaded,
             max_shared,
         })
-    }
-
-    pub fn identity(&self) -> &DeviceIdentity {
-        &self.identity
-    }
-
-    pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
-    }
-
-    /// Free device memory in bytes.
-    pub fn free_device_bytes(&self) -> Result<u64> {
-        Ok(support::free_device_bytes(&self.ctx)?)
     }
 
     fn entries(&self, dtype: Dtype) -> &Entries {
@@ -114,7 +96,7 @@ impl Gpu {
             plan,
             case.dims,
             case.dtype,
-            self.identity.sm_count,
+            self.identity().sm_count,
             self.max_shared,
         )
         .map_err(StencilError::Launch)
@@ -123,11 +105,13 @@ impl Gpu {
     /// The volumes of `case`: the input filled by `user_stencil_fill_T` (never zeros), the
     /// output poisoned (all bits set: NaN) and the untuned output, still unset.
     pub fn volume(&self, case: Case) -> Result<Volume> {
-        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        self.ctx()
+            .bind_to_thread()
+            .map_err(cuda("cuCtxSetCurrent"))?;
         let len = usize::try_from(case.bytes())
             .map_err(|_| StencilError::Usage(format!("{} does not fit usize", case.name())))?;
         let volume = Volume {
-            ctx: self.ctx.clone(),
+            ctx: self.ctx().clone(),
             case,
             input: Buffer::allocate(MemoryKind::Device, len)?,
             output: Buffer::allocate(MemoryKind::Device, len)?,
@@ -135,13 +119,13 @@ impl Gpu {
             check: Buffer::allocate(MemoryKind::Device, 16)?,
         };
         let config = LaunchConfig {
-            grid_dim: (self.identity.sm_count.max(1) * 8, 1, 1),
+            grid_dim: (self.identity().sm_count.max(1) * 8, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
         let n = case.cells();
         let dptr = volume.input.dptr();
-        let mut launch = self.stream.launch_builder(&self.entries(case.dtype).fill);
+        let mut launch = self.stream().launch_builder(&self.entries(case.dtype).fill);
         launch.arg(&dptr).arg(&n);
         // SAFETY: the fill writes the n cells of the input, which holds them; the volume
         // outlives the synchronisation below.
@@ -168,7 +152,7 @@ impl Gpu {
         };
         let (input, output) = (volume.input.dptr(), volume.output.dptr());
         let [nx, ny, nz] = case.dims;
-        let mut launch = self.stream.launch_builder(f);
+        let mut launch = self.stream().launch_builder(f);
         launch
             .arg(&input)
             .arg(&output)
@@ -197,7 +181,7 @@ impl Gpu {
                 volume.output.dptr(),
                 0xff,
                 volume.output.len_bytes(),
-                self.stream.cu_stream(),
+                self.stream().cu_stream(),
             )
         }
         .map_err(cuda("cuMemsetD8Async"))
@@ -211,7 +195,7 @@ impl Gpu {
                 volume.expected.dptr(),
                 volume.output.dptr(),
                 volume.output.len_bytes(),
-                self.stream.cu_stream(),
+                self.stream().cu_stream(),
             )
         }
         .map_err(cuda("cuMemcpyDtoDAsync"))?;
@@ -231,16 +215,16 @@ impl Gpu {
         // SAFETY: the check buffer holds two u64: a count (zeroed) and a minimum index
         // (all bits set).
         unsafe {
-            result::memset_d8_async(r, 0, 8, self.stream.cu_stream())
-                .and_then(|()| result::memset_d8_async(r + 8, 0xff, 8, self.stream.cu_stream()))
+            result::memset_d8_async(r, 0, 8, self.stream().cu_stream())
+                .and_then(|()| result::memset_d8_async(r + 8, 0xff, 8, self.stream().cu_stream()))
         }
         .map_err(cuda("cuMemsetD8Async"))?;
         let config = LaunchConfig {
-            grid_dim: (self.identity.sm_count.max(1) * 8, 1, 1),
+            grid_dim: (self.identity().sm_count.max(1) * 8, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut launch = self.stream.launch_builder(&self.compare);
+        let mut launch = self.stream().launch_builder(&self.compare);
         launch.arg(&a).arg(&b).arg(&n_words).arg(&r);
         // SAFETY: both volumes hold n_words words; the result buffer two u64.
         unsafe { launch.launch(config) }.map_err(cuda("cuLaunchKernel(user_stencil_compare)"))?;
@@ -293,23 +277,10 @@ impl Gpu {
                 volume.output.dptr(),
                 volume.input.dptr(),
                 volume.input.len_bytes(),
-                self.stream.cu_stream(),
+                self.stream().cu_stream(),
             )
         }
         .map_err(cuda("cuMemcpyDtoDAsync"))
-    }
-
-    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished
-    /// (memtune's event timer).
-    pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
-        memtune::gpu::time_ms(&self.stream, f)
-    }
-
-    /// Waits for the stream's work; a failed kernel shows here.
-    pub fn sync(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize (the kernel failed)"))
     }
 }
 

@@ -1,10 +1,8 @@
-//! The kernel source, its NVRTC compilation for the GPU present, and the launch geometry
-//! of a plan (pure: checked here without a GPU).
+//! The kernel source, its entries, and the launch geometry of a plan (pure: checked here
+//! without a GPU); `gpu::Gpu::new` compiles it for the GPU present.
 
 use memtune::core::plan::{Dtype, StencilPlan, Variant};
-use memtune::kernels::{CompiledPtx, KernelSource};
-
-use crate::StencilError;
+use memtune::kernels::KernelSource;
 
 pub const SOURCE: KernelSource = KernelSource {
     name: "stencil27.cu",
@@ -126,15 +124,10 @@ pub fn geometry(
     })
 }
 
-/// PTX of `kernels/stencil27.cu` for `arch`; NVRTC's warnings count as errors.
-pub fn compile(arch: &str) -> Result<CompiledPtx, StencilError> {
-    memtune_example_support::gpu::compile(&SOURCE, arch).map_err(StencilError::Compile)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune::kernels::toolchain::nvrtc_or_skip;
+    use memtune_example_support::testing::compiles_without_warnings;
 
     fn plan(variant: Variant, block: [u32; 3]) -> StencilPlan {
         StencilPlan {
@@ -147,13 +140,7 @@ mod tests {
 
     #[test]
     fn kernel_compiles_without_warnings() {
-        if !nvrtc_or_skip("kernel_compiles_without_warnings") {
-            return;
-        }
-        for a in ["sm_80", "sm_90"] {
-            let ptx = compile(a).unwrap_or_else(|e| panic!("{a}: {e}"));
-            assert!(ptx.text.contains(&format!(".target {a}")), "{a}");
-        }
+        compiles_without_warnings("kernel_compiles_without_warnings", &SOURCE);
     }
 
     #[test]

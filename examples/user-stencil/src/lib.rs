@@ -14,8 +14,6 @@ pub mod kernel;
 pub mod reference;
 pub mod report;
 
-use std::fmt;
-
 use memtune::core::plan::{Dtype, StencilWorkload};
 
 /// One stencil to run: the volume, its element type and how often each cell's 27 values
@@ -72,97 +70,8 @@ impl Case {
     }
 }
 
-/// Why a run failed, and its exit code.
-#[derive(Debug)]
-pub enum StencilError {
-    /// Bad arguments (exit 2).
-    Usage(String),
-    /// A volume this machine cannot hold (`--check-free`, exit 2).
-    TooLarge(String),
-    /// No driver, no GPU, a driver too old (exit 3).
-    NoGpu(String),
-    /// A CUDA call failed (exit 1).
-    Cuda { call: &'static str, detail: String },
-    /// A call of memtune's GPU foundation (buffers, timing) failed (exit 1).
-    Gpu(String),
-    /// NVRTC failed (exit 1).
-    Compile(String),
-    /// A plan cannot be launched (exit 1).
-    Launch(String),
-    /// The autotuner failed (exit 1).
-    Autotune(String),
-    /// A plan's output differs from the untuned or CPU output (exit 1).
-    Mismatch(String),
-    /// Writing the JSON failed (exit 1).
-    Io(String),
-    /// Some bench rows failed; each was reported (exit 1).
-    Bench(String),
-}
-
-impl StencilError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            StencilError::Usage(_) | StencilError::TooLarge(_) => 2,
-            StencilError::NoGpu(_) => 3,
-            _ => 1,
-        }
-    }
-
-    /// `map_err(StencilError::cuda("cuMemAlloc"))`.
-    pub fn cuda<E: fmt::Debug>(call: &'static str) -> impl Fn(E) -> StencilError {
-        move |e| StencilError::Cuda {
-            call,
-            detail: format!("{e:?}"),
-        }
-    }
-}
-
-impl From<memtune_example_support::gpu::SetupError> for StencilError {
-    fn from(e: memtune_example_support::gpu::SetupError) -> StencilError {
-        use memtune_example_support::gpu::SetupError as S;
-        match e {
-            S::Compile(m) => StencilError::Compile(m),
-            S::Cuda { call, detail } => StencilError::Cuda { call, detail },
-        }
-    }
-}
-
-impl From<memtune::gpu::Error> for StencilError {
-    fn from(e: memtune::gpu::Error) -> StencilError {
-        StencilError::Gpu(e.to_string())
-    }
-}
-
-impl fmt::Display for StencilError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StencilError::Usage(m) => write!(f, "usage: {m}"),
-            StencilError::TooLarge(m) => write!(f, "too large: {m}"),
-            StencilError::NoGpu(m) => write!(f, "no GPU: {m}"),
-            StencilError::Cuda { call, detail } => write!(f, "CUDA call {call} failed: {detail}"),
-            StencilError::Gpu(m) => write!(f, "GPU: {m}"),
-            StencilError::Compile(m) => write!(f, "compiling kernels/stencil27.cu: {m}"),
-            StencilError::Launch(m) => write!(f, "launch: {m}"),
-            StencilError::Autotune(m) => write!(f, "autotune: {m}"),
-            StencilError::Mismatch(m) => write!(f, "wrong result: {m}"),
-            StencilError::Io(m) | StencilError::Bench(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl std::error::Error for StencilError {}
-
-impl From<memtune::device::DeviceError> for StencilError {
-    fn from(e: memtune::device::DeviceError) -> StencilError {
-        use memtune::device::DeviceError as D;
-        match e {
-            D::NoDriver | D::NoGpu { .. } | D::DriverTooOld { .. } | D::NoSuchDevice { .. } => {
-                StencilError::NoGpu(e.to_string())
-            }
-            D::Cuda { call, detail } => StencilError::Cuda { call, detail },
-        }
-    }
-}
+/// Why a run failed, and its exit code (`Compile` names `kernels/stencil27.cu`).
+pub type StencilError = memtune_example_support::Error;
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use memtune_example_support::args::device_limit;
-use memtune_example_support::report::write_json;
 use memtune_example_support::session::{self, Rows};
 
 use memtune::autotune::Autotuner;
@@ -43,44 +42,26 @@ const CPU_CHECK_CELLS: u64 = 1 << 25;
 type Result<T> = std::result::Result<T, StencilError>;
 
 fn main() -> ExitCode {
-    let config = match args::parse(std::env::args_os().skip(1)) {
-        Err(e) => e.exit(),
-        Ok(Err(e)) => return fail(&e),
-        Ok(Ok(c)) => c,
-    };
-    let result = match &config.mode {
+    let parsed = args::parse(std::env::args_os().skip(1));
+    session::main("user-stencil", parsed, |config| match &config.mode {
         Mode::Tune {
             case,
             expect_stored,
-        } => run_tune(&config, *case, *expect_stored),
-        Mode::Bench { cases, json } => run_bench(&config, cases, json.as_deref()),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &StencilError) -> ExitCode {
-    eprintln!("user-stencil: {e}");
-    ExitCode::from(e.exit_code())
+        } => run_tune(config, *case, *expect_stored),
+        Mode::Bench { cases, json } => run_bench(config, cases, json.as_deref()),
+    })
 }
 
 /// The GPU (exit 3 without one), its autotuner (profile and decision store from the
 /// environment) and the kernels compiled for it.
 fn open() -> Result<(Autotuner, Gpu)> {
-    let identity = memtune::device::identity(0)?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (tuner, stream) =
-        Autotuner::open(0, Some(root)).map_err(|e| StencilError::Autotune(e.to_string()))?;
-    let gpu = Gpu::new(identity, stream)?;
-    let id = gpu.identity();
-    println!("{}", session::device_line(id, "kernels"));
+    let (tuner, gpu) = session::open(root, Gpu::new)?;
+    println!("{}", session::device_line(gpu.identity(), "kernels"));
     Ok((tuner, gpu))
 }
 
 fn show_compile_time_plan() {
-    let p = &SHOWN.profile;
     let [x, y, z] = SHOWN.block;
     println!(
         "compile-time plan (memtune::stencil_plan!, {:?} {} x{}): {} {x}x{y}x{z}",
@@ -89,15 +70,7 @@ fn show_compile_time_plan() {
         SHOWN.workload.repeats,
         SHOWN.variant.as_str(),
     );
-    println!(
-        "  planned for {} from {}{}",
-        p.name,
-        p.source,
-        if p.simulated { " (simulated)" } else { "" }
-    );
-    if let Some(why) = SHOWN.reasons.last() {
-        println!("  - {why}");
-    }
+    session::print_planned(&SHOWN.profile, SHOWN.reasons);
 }
 
 /// Compares the untuned output with the CPU model, bit for bit.
@@ -152,11 +125,10 @@ fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
     gpu.check(&volume)?;
 
     let tuning = bench::tune_checked(&tuner, &gpu, &volume)?;
-    let tuned = &tuning.tuned;
-    session::print_choice(tuned, 24, |c| {
+    session::print_tuning(&tuner, &tuning, 24, |c| {
         c.stats.dropped.as_deref().or(c.stats.error.as_deref())
     });
-    session::print_timed_now(&tuner, tuned, tuning.launches as usize);
+    let tuned = &tuning.tuned;
 
     let ms = gpu.time(|| gpu.launch(&volume, &tuned.plan))?;
     gpu.check(&volume)?;
@@ -165,18 +137,17 @@ fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
         tuned.label,
         report::gb_per_s(case.bytes(), ms)
     );
-    session::expect_stored(expect_stored, tuning.launches as usize).map_err(StencilError::Autotune)
+    session::expect_stored(expect_stored, tuning.launches).map_err(StencilError::Autotune)
 }
 
 fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()> {
     let (tuner, gpu) = open()?;
     let profile = tuner.profile();
     println!("{}", session::profile_line(profile));
-    let uuid = gpu.identity().uuid.clone();
     let bench = Bench {
         gpu: &gpu,
         profile,
-        uuid: &uuid,
+        uuid: &gpu.identity().uuid,
     };
     let mut rows: Rows<Row> = Rows::default();
     let mut skipped = 0;
@@ -192,18 +163,13 @@ fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()>
             }
         }
         let t = Instant::now();
-        let row = gpu.volume(case).and_then(|volume| bench.row(&volume));
+        let row = gpu
+            .volume(case)
+            .and_then(|volume| bench::row(&bench, &volume));
         rows.record(&name, t, row);
     }
-    rows.print(&report::table(&rows.rows));
-    if let Some(path) = json {
-        let id = gpu.identity();
-        let used = session::profile_used(profile);
-        let doc = report::document(&id.name, &id.uuid, &used, &rows.rows, &rows.errors);
-        write_json(path, &doc).map_err(StencilError::Io)?;
-        println!("wrote {}", path.display());
-    }
-    rows.failed().map_err(StencilError::Bench)?;
+    let table = report::table(&rows.rows);
+    rows.finish(&table, json, gpu.identity(), profile, Row::json)?;
     if rows.rows.is_empty() && skipped > 0 {
         return Err(StencilError::TooLarge(format!(
             "--check-free: all {skipped} grids were too large for the free memory"

@@ -1,20 +1,13 @@
 //! GPU tests of the stencil: they run only with `MEMTUNE_GPU_TESTS=1`.
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use memtune::autotune::{Autotuner, Mode};
 use memtune::core::plan::{Dtype, Variant};
-use memtune::core::tune::{DecisionStore, Tunable};
-use memtune::PlanSource;
-use memtune_example_support::testing::{gpu0, gpu_tests};
+use memtune::core::tune::Tunable;
+use memtune_example_support::testing::{assert_stored_decision_times_nothing, gpu0_or_skip};
 use user_stencil::bench::{label, plan, run_checked, run_untuned, sweep, tune_checked};
 use user_stencil::gpu::{Gpu, Volume};
 use user_stencil::reference::{self, Real};
 use user_stencil::Case;
-
-fn open() -> Gpu {
-    let (identity, stream) = gpu0();
-    Gpu::new(identity, stream).expect("the kernels compile and load")
-}
 
 /// Runs `p` and compares its output with the CPU reference, bit for bit (the output is
 /// then poisoned by the check against the untuned output).
@@ -85,10 +78,12 @@ where
 
 #[test]
 fn every_variant_equals_the_cpu_reference_on_odd_volumes() {
-    if !gpu_tests("every_variant_equals_the_cpu_reference_on_odd_volumes") {
+    let Some(gpu) = gpu0_or_skip(
+        "every_variant_equals_the_cpu_reference_on_odd_volumes",
+        Gpu::new,
+    ) else {
         return;
-    }
-    let gpu = open();
+    };
     for (dims, repeats) in [([67, 45, 29], 1), ([33, 7, 19], 3), ([5, 130, 3], 1)] {
         let f32_case = Case {
             dims,
@@ -108,10 +103,9 @@ fn every_variant_equals_the_cpu_reference_on_odd_volumes() {
 
 #[test]
 fn a_stored_decision_times_nothing() {
-    if !gpu_tests("a_stored_decision_times_nothing") {
+    let Some(gpu) = gpu0_or_skip("a_stored_decision_times_nothing", Gpu::new) else {
         return;
-    }
-    let gpu = open();
+    };
     let case = Case {
         dims: [160, 96, 80],
         dtype: Dtype::F32,
@@ -120,21 +114,7 @@ fn a_stored_decision_times_nothing() {
     let volume = gpu.volume(case).expect("a volume");
     run_untuned(&gpu, &volume).expect("runs");
     gpu.check(&volume).expect("checks");
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let store = DecisionStore::new(Some(dir.path().to_path_buf()), None);
-    let profile = memtune::core::default::builtin();
     let uuid = gpu.identity().uuid.clone();
-    let tuner = |mode| Autotuner::new(profile.clone(), &uuid, store.clone(), mode);
-    let first = tune_checked(&tuner(Mode::Always), &gpu, &volume)
-        .expect("tunes, every launch giving the untuned output");
-    assert!(first.launches > 0);
-    assert_eq!(first.tuned.source, PlanSource::Tuned);
-    let second = tune_checked(&tuner(Mode::Auto), &gpu, &volume).expect("finds the decision");
-    assert_eq!(second.launches, 0);
-    assert!(
-        matches!(second.tuned.source, PlanSource::Stored(_)),
-        "{}",
-        second.tuned.source
-    );
-    assert_eq!(second.tuned.plan, first.tuned.plan);
+    let tunes = "tunes, every launch giving the untuned output";
+    assert_stored_decision_times_nothing(&uuid, tunes, |tuner| tune_checked(tuner, &gpu, &volume));
 }

@@ -4,9 +4,11 @@
 
 pub mod bench;
 pub mod cli;
+pub(crate) mod env;
 pub mod exit;
+pub(crate) mod files;
 pub mod interrupt;
 pub mod plot;
 pub mod progress;
 pub mod report;
-pub mod staging_chart;
+pub mod size;

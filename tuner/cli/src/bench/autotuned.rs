@@ -34,6 +34,41 @@ pub struct Autotuned {
     pub second_run_timed: bool,
     /// Every candidate's launches in the session, as the decision recorded them.
     pub trials: Vec<Trial>,
+    /// Untuned against the pick in back-to-back pairs (absent when the pick is untuned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_untuned: Option<Paired>,
+    /// The pick against the row's best in back-to-back pairs (absent when it is the best).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_best: Option<Paired>,
+}
+
+impl Autotuned {
+    /// Untuned over autotuned: the paired ratio where there is one, else the rounds'
+    /// medians' ratio (`untuned_ms`).
+    pub fn untuned_over(&self, untuned_ms: f64) -> f64 {
+        self.paired_untuned
+            .as_ref()
+            .map_or(untuned_ms / self.median_ms, |p| p.ratio)
+    }
+
+    /// Autotuned over the best: the paired ratio where there is one, else the rounds'.
+    pub fn over_best(&self, best_ms: f64) -> f64 {
+        self.paired_best
+            .as_ref()
+            .map_or(self.median_ms / best_ms, |p| p.ratio)
+    }
+}
+
+/// Two configurations timed in back-to-back pairs of single launches, each pair in the
+/// other order than the one before.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Paired {
+    pub first: String,
+    pub second: String,
+    pub first_ms: Vec<f64>,
+    pub second_ms: Vec<f64>,
+    /// The median over pairs of first/second.
+    pub ratio: f64,
 }
 
 /// One candidate's launches in the tuning session.
@@ -48,14 +83,14 @@ pub struct Trial {
 }
 
 /// Tunes `workload` with `time(plan, runs, warmup)` (a result string and its timing),
-/// checking every candidate's result against `expected`; returns the pick and the session
+/// checking every candidate's result with `check`; returns the pick and the session
 /// (its `config`, `median_ms` and `spread_ms` are the caller's to fill from the row).
 pub fn autotune<W: Tunable>(
     profile: &Profile,
     device_uuid: &str,
     kernel: &str,
     workload: &W,
-    expected: &str,
+    check: impl Fn(&str) -> Result<(), String>,
     mut time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
 ) -> Result<(W::Plan, Autotuned), String> {
     static N: AtomicU64 = AtomicU64::new(0);
@@ -68,9 +103,7 @@ pub fn autotune<W: Tunable>(
     let tuner = Autotuner::new(profile.clone(), device_uuid, store(), Mode::Always);
     let result = tuner.tune_with(kernel, workload, |plan| {
         let (result, t) = time(plan, 1, false).map_err(|e| e.to_string())?;
-        if result != expected {
-            return Err(format!("result {result} differs from untuned {expected}"));
-        }
+        check(&result)?;
         t.runs_ms
             .first()
             .copied()
@@ -127,6 +160,8 @@ pub fn autotune<W: Tunable>(
             .collect(),
         why: decision.why,
         second_run_timed,
+        paired_untuned: None,
+        paired_best: None,
     };
     Ok((tuned.plan, a))
 }

@@ -1,6 +1,5 @@
-//! `cargo tune bench sampling|grouping|stencil|all`: on a GPU, for each workload size and
-//! kernel variant (reads per thread and work per read or per key: `sweep::SamplingCase`,
-//! `sweep::grouping_heavy`), the untuned kernel, the tuned one (the planner's choice for
+//! `cargo tune bench sampling|grouping|stencil|all`: on a GPU, for each case of each
+//! workload (`memtune::workload`: its sizes and kernel variants), the untuned kernel, the tuned one (the planner's choice for
 //! the profile), the autotuner's pick and the best of an exhaustive sweep, timed in the same run with CUDA events (kernel work only, inputs
 //! resident, median of 5 runs after a warm-up; sampling's configurations in two rounds of 5,
 //! taken in turn, each timed by its better round), with every version's result checked
@@ -10,52 +9,42 @@ mod autotuned;
 mod report;
 mod rounds;
 mod row;
-mod stencil;
 mod steps;
 pub mod sweep;
 mod targets;
 
-use crate::cli;
 use crate::exit::{CliError, Exit};
-use clap::{Args, ValueEnum};
-use memtune::launch::{grouping_capacity, LaunchError};
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use memtune::launch::LaunchError;
+use memtune::workload::{self, Machine, Pick, PlanOf, Visitor, Workload};
 use memtune::Runtime;
-use memtune_core::lookup::{self, LookupConfig, Wanted};
-use memtune_core::plan::{GroupingPlan, SamplingPlan};
-use memtune_core::plan::{GroupingWorkload, SamplingWorkload};
+use memtune_core::lookup::Wanted;
 use memtune_core::userio::WriteOptions;
-use memtune_core::{store, time, MemoryKind, Profile};
-use memtune_kernels::params::SamplingParams;
+use memtune_core::{time, MemoryKind, Profile};
 use rounds::tuned_row;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use steps::Steps;
 use sweep::{Check, Row};
 
 /// Timed runs after the warm-up.
 const RUNS: usize = 5;
-/// The most keys inserted into a grouping table in pinned memory.
-const PINNED_TABLE_KEYS: u64 = 16 << 20;
-/// Rounds of [`RUNS`] for sampling: its zero-copy configurations differ by a few percent,
-/// as much as one configuration's time wanders over seconds on an H200 (2-5%), so every
-/// configuration is timed once a round, in turn.
-const SAMPLING_ROUNDS: usize = 2;
 /// Bytes of the device-to-device copy that gives the reference bandwidth.
 const COPY_BYTES: u64 = 1 << 30;
+/// The bench argument that runs every workload.
+const ALL: &str = "all";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Workload {
-    Sampling,
-    Grouping,
-    Stencil,
-    All,
+/// Every workload's name, then `all`.
+fn workload_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(workload::names().into_iter().chain([ALL]))
 }
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Which workload to benchmark.
-    #[arg(value_enum)]
-    pub workload: Workload,
+    #[arg(value_parser = workload_names())]
+    pub workload: String,
     /// Plan for this profile file (default: the lookup chain for the GPU).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
@@ -65,7 +54,7 @@ pub struct BenchArgs {
     /// Run these sizes instead of the default lists: sampling regions, grouping tables
     /// (e.g. `--sizes 3GiB,12GiB,24GiB`); sizes that do not fit the memory are skipped
     /// with a note. Stencil ignores it.
-    #[arg(long, value_delimiter = ',', value_parser = crate::cli::size::parse, value_name = "SIZES")]
+    #[arg(long, value_delimiter = ',', value_parser = crate::size::parse, value_name = "SIZES")]
     pub sizes: Option<Vec<u64>>,
     /// Only this memory kind (device or pinned) for sampling regions and grouping tables.
     #[arg(long, value_name = "KIND")]
@@ -104,11 +93,20 @@ pub fn run(
     let steps = Steps::new(quiet);
     let note = |m: &str| steps.note(m);
     // The output folder is made (or refused) before the benchmarks run.
-    let out = args.out.as_deref().map(|d| cli::output_dir(d, write));
+    let out = args
+        .out
+        .as_deref()
+        .map(|d| crate::files::output_dir(d, write));
     let out = out.transpose()?;
-    let mut rt = Runtime::open(cli::gpu_ordinal(args.gpu)?).map_err(launch_error)?;
-    let (profile, source) = load_profile(args.profile.as_deref(), &rt, quiet)?;
+    let mut rt = Runtime::open(crate::env::gpu_ordinal(args.gpu)?).map_err(launch_error)?;
     let id = rt.identity().clone();
+    let wanted = || {
+        Ok(Wanted {
+            uuid: Some(id.uuid.clone()),
+            model: Some(id.model()),
+        })
+    };
+    let (profile, source) = crate::env::profile(args.profile.as_deref(), wanted, quiet)?;
     if profile.device.uuid != id.uuid {
         note(&format!(
             "note: the profile is of {} ({}), this GPU is {} ({})",
@@ -124,22 +122,30 @@ pub fn run(
         "device copy: {copy_gbs:.0} GB/s (1 GiB cuMemcpyDtoD, median of {RUNS})"
     ));
 
-    let which: &[Workload] = match args.workload {
-        Workload::All => &[Workload::Sampling, Workload::Grouping, Workload::Stencil],
-        Workload::Sampling => &[Workload::Sampling],
-        Workload::Grouping => &[Workload::Grouping],
-        Workload::Stencil => &[Workload::Stencil],
+    let (free, _) = rt.memory_info().map_err(launch_error)?;
+    let mut bench = Bench {
+        rt: &mut rt,
+        profile: &profile,
+        machine: Machine {
+            device_free_bytes: free,
+            host_bytes: host_memory_bytes(),
+        },
+        pick: Pick {
+            quick: args.quick,
+            sizes: args.sizes.as_deref(),
+            memory: args.memory,
+        },
+        copy_gbs,
+        steps: &steps,
+        wanted: &args.workload,
+        reports: Vec::new(),
+        error: None,
     };
-    let mut reports = Vec::new();
-    for w in which {
-        let report = match w {
-            Workload::Sampling => bench_sampling(&mut rt, &profile, &Pick::of(args), &steps),
-            Workload::Grouping => bench_grouping(&mut rt, &profile, &Pick::of(args), &steps),
-            _ => stencil::bench(&mut rt, &profile, args.quick, copy_gbs, &steps),
-        }
-        .map_err(launch_error)?;
-        reports.push(report);
+    workload::visit(&mut bench);
+    if let Some(e) = bench.error {
+        return Err(launch_error(e));
     }
+    let reports = bench.reports;
 
     let command: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
@@ -173,9 +179,9 @@ pub fn run(
     if let Some(dir) = &out {
         for (r, doc) in reports.iter().zip(&docs) {
             let path = dir.join(format!("bench-{}.json", r.workload));
-            cli::write_file(&path, format!("{doc:#}\n").as_bytes(), write)?;
+            crate::files::write_file(&path, format!("{doc:#}\n").as_bytes(), write)?;
             let path = dir.join(format!("bench-{}.svg", r.workload));
-            cli::write_file(&path, report::chart(&id.name, r).to_svg().as_bytes(), write)?;
+            crate::files::write_file(&path, report::chart(&id.name, r).to_svg().as_bytes(), write)?;
         }
         note(&format!(
             "wrote bench-*.json and bench-*.svg to {}",
@@ -203,44 +209,6 @@ pub fn run(
     Ok(Exit::Ok)
 }
 
-/// The profile from `path`, else from the lookup chain for this GPU, and its source.
-fn load_profile(
-    path: Option<&Path>,
-    rt: &Runtime,
-    quiet: bool,
-) -> Result<(Profile, String), CliError> {
-    if let Some(path) = path {
-        return Ok((store::load_path(path)?, path.display().to_string()));
-    }
-    let id = rt.identity();
-    let wanted = Wanted {
-        uuid: Some(id.uuid.clone()),
-        model: Some(id.model()),
-    };
-    let root = lookup::current_project_root();
-    let config = LookupConfig::try_from_env(Some(&root)).map_err(cli::env_error)?;
-    let resolved = lookup::resolve(&config, &wanted)?;
-    if !quiet {
-        for w in &resolved.warnings {
-            eprintln!("warning: {w}");
-        }
-    }
-    Ok((resolved.profile, resolved.source.to_string()))
-}
-
-/// Random words (xorshift64*), never all zero.
-fn random_words(n: usize, seed: u64) -> Vec<u32> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-        })
-        .collect()
-}
-
 fn host_memory_bytes() -> u64 {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     text.lines()
@@ -249,290 +217,121 @@ fn host_memory_bytes() -> u64 {
         .map_or(16 << 30, |kib| kib * 1024)
 }
 
-/// Which sizes and memory kinds a run takes (`--quick`, `--sizes`, `--memory`).
-struct Pick<'a> {
-    quick: bool,
-    sizes: Option<&'a [u64]>,
-    memory: Option<MemoryKind>,
+/// The benchmark of the workloads `wanted` names, walked by [`workload::visit`].
+struct Bench<'a> {
+    rt: &'a mut Runtime,
+    profile: &'a Profile,
+    machine: Machine,
+    pick: Pick<'a>,
+    copy_gbs: f64,
+    steps: &'a Steps,
+    wanted: &'a str,
+    reports: Vec<Report>,
+    /// The first error that stopped the run (no GPU, a failed context).
+    error: Option<LaunchError>,
 }
 
-impl<'a> Pick<'a> {
-    fn of(args: &'a BenchArgs) -> Pick<'a> {
-        Pick {
-            quick: args.quick,
-            sizes: args.sizes.as_deref(),
-            memory: args.memory,
+impl Visitor for Bench<'_> {
+    fn visit<W: Workload>(&mut self) {
+        if self.error.is_some() || (self.wanted != ALL && self.wanted != W::NAME) {
+            return;
+        }
+        match bench::<W>(self) {
+            Ok(r) => self.reports.push(r),
+            Err(e) => self.error = Some(e),
         }
     }
-
-    fn wants(&self, kind: MemoryKind) -> bool {
-        self.memory.is_none_or(|m| m == kind)
-    }
-
-    /// `--sizes` up to `limit` bytes, or `default` without `--sizes`.
-    fn sizes(&self, limit: u64, note: &dyn Fn(&str), default: Vec<u64>) -> Vec<u64> {
-        let Some(sizes) = self.sizes else {
-            return default;
-        };
-        sizes
-            .iter()
-            .copied()
-            .filter(|&s| {
-                let fits = s >= 4 && s <= limit;
-                if !fits {
-                    note(&format!(
-                        "skipped {}: outside 4 bytes..{} for this memory",
-                        sweep::bytes(s),
-                        sweep::bytes(limit)
-                    ));
-                }
-                fits
-            })
-            .collect()
-    }
 }
 
-fn bench_sampling(
-    rt: &mut Runtime,
-    profile: &Profile,
-    pick: &Pick,
-    steps: &Steps,
-) -> Result<Report, LaunchError> {
-    let quick = pick.quick;
-    let (free, _) = rt.memory_info()?;
-    let pattern = random_words(16 << 20, 0x5a3b);
+/// One workload's rows: each case's inputs made resident (kept for the next case where
+/// they fit), its untimed plan, then its row ([`tuned_row`]). A case that fails is an
+/// error of the report; the others still run.
+fn bench<W: Workload>(b: &mut Bench) -> Result<Report, LaunchError> {
+    let uuid = b.rt.identity().uuid.clone();
+    let mut notes = Vec::new();
+    let cases = W::cases(&b.machine, &b.pick, &mut notes);
+    for n in &notes {
+        b.steps.note(n);
+    }
     let mut rows = Vec::new();
+    let mut sure = Vec::new();
     let mut errors = Vec::new();
-    let uuid = rt.identity().uuid.clone();
-    for memory in [MemoryKind::Device, MemoryKind::Pinned] {
-        if !pick.wants(memory) {
-            continue;
-        }
-        let cases: Vec<sweep::SamplingCase> = match (memory, pick.sizes) {
-            (MemoryKind::Device, None) => sweep::sampling_device_cases(free, quick),
-            (MemoryKind::Device, Some(_)) => {
-                let sizes = pick.sizes(free / 10 * 8, &|m| steps.note(m), Vec::new());
-                let reads = sweep::sampling_reads(false);
-                [(reads, 0), (64, 0), (reads, sweep::SAMPLING_HEAVY_WORK)]
-                    .iter()
-                    .flat_map(|&(r, work)| sizes.iter().map(move |&s| (s, r, work)))
-                    .collect()
-            }
-            _ => pick
-                .sizes(
-                    host_memory_bytes() / 4,
-                    &|m| steps.note(m),
-                    sweep::sampling_pinned_sizes(host_memory_bytes(), quick),
-                )
-                .into_iter()
-                .map(|s| (s, sweep::sampling_reads(true), 0))
-                .collect(),
-        };
-        let Some(largest) = cases.iter().map(|c| c.0).max() else {
-            continue;
-        };
-        // One buffer of the largest region; smaller regions are its prefixes.
-        let region = rt.resident_words(memory, largest / 4, &pattern)?;
-        for (i, &(size, reads, work)) in cases.iter().enumerate() {
-            let case = format!("{memory} {}, {reads} reads", sweep::bytes(size))
-                + &sweep::work_suffix(work);
-            steps.case(&format!("sampling {memory}"), i, cases.len(), &case);
-            let w = SamplingWorkload {
-                region_bytes: size,
-                memory,
-                reads_per_thread: reads,
-            };
-            let tuned = match memtune_core::plan::sampling_untimed(profile, &w) {
-                Ok(p) => p,
-                Err(e) => {
-                    errors.push(format!("{case}: planner: {e}"));
-                    continue;
-                }
-            };
-            let time = |plan: &SamplingPlan, runs: usize, warmup: bool| {
-                rt.set_warmup(warmup);
-                let params = SamplingParams::new(size / 4, reads, 0x5eed)?.with_work(work);
-                let r = rt.time_sampling(&region, params, plan, runs);
-                rt.set_warmup(true);
-                r.map(|(sum, t)| (sum.to_string(), t))
-            };
-            let r = tuned_row(
-                (case.clone(), size),
-                sweep::sampling_untuned(size),
-                tuned,
-                sweep::sampling_sweep(size),
-                sweep::sampling_label,
-                SAMPLING_ROUNDS,
-                (profile, &uuid, &w),
-                time,
-            );
-            match r {
-                Ok(r) => rows.push(r),
-                Err(e) => errors.push(format!("{case}: {e}")),
-            }
-        }
-        drop(region);
-    }
-    steps.finish(&format!("{} rows", rows.len()));
-    Ok(finish("sampling", SAMPLING_ROUNDS, rows, errors, None))
-}
-
-fn bench_grouping(
-    rt: &mut Runtime,
-    profile: &Profile,
-    pick: &Pick,
-    steps: &Steps,
-) -> Result<Report, LaunchError> {
-    let quick = pick.quick;
-    let (free, _) = rt.memory_info()?;
-    let uuid = rt.identity().uuid.clone();
-    let mut rows = Vec::new();
-    let mut errors = Vec::new();
-    let device_tables = pick
-        .sizes(
-            free / 10 * 7,
-            &|m| steps.note(m),
-            sweep::grouping_table_sizes(free, quick),
-        )
-        .into_iter()
-        .filter(|_| pick.wants(MemoryKind::Device))
-        .map(|t| (t, MemoryKind::Device, sweep::grouping_keys(quick)))
-        .collect::<Vec<_>>();
-    let host = host_memory_bytes();
-    let pinned_tables = pick
-        .sizes(
-            host / 4,
-            &|m| steps.note(m),
-            sweep::grouping_pinned_table_sizes(host, quick),
-        )
-        .into_iter()
-        .filter(|_| pick.wants(MemoryKind::Pinned))
-        .map(|t| (t, MemoryKind::Pinned, 0));
-    // Each table light, and some also with heavy per-key work.
-    let tables: Vec<_> = device_tables
-        .into_iter()
-        .chain(pinned_tables)
-        .flat_map(|(t, memory, keys)| {
-            let pinned = memory == MemoryKind::Pinned;
-            let heavy = sweep::grouping_heavy(t, pinned, quick, pick.sizes.is_some());
-            let works = [Some(0), heavy.then_some(sweep::GROUPING_HEAVY_WORK)];
-            works
-                .into_iter()
-                .flatten()
-                .map(move |w| (t, memory, keys, w))
-        })
-        .collect();
-    for (i, &(table, table_memory, base_keys, work)) in tables.iter().enumerate() {
-        let capacity = table / 8;
-        // A table of `capacity` buckets holds capacity/2 groups at fill factor 0.5, and there
-        // are never more groups than keys: large device tables need that many keys. Pinned
-        // tables take at most PINNED_TABLE_KEYS, drawn from capacity/2 values so that their
-        // inserts still spread over the whole table: each crosses the host link (the H100
-        // a0c8e126's probe: random atomics into pinned memory at 0.4 G/s at best, under
-        // 0.05 G/s over 8 GiB).
-        let n_keys = if table_memory == MemoryKind::Pinned {
-            (capacity / 2).min(PINNED_TABLE_KEYS)
-        } else {
-            base_keys.max(capacity / 2)
-        };
-        let raw = random_words(n_keys as usize, 0x9e37);
-        // Keys drawn from capacity/2 values: the fill factor stays at most 0.5.
-        let range = (capacity / 2).min(u64::from(u32::MAX));
-        let keys: Vec<u32> = raw
-            .iter()
-            .map(|&k| ((u64::from(k) * range) >> 32) as u32)
-            .collect();
-        let case = format!(
-            "table {} ({table_memory}), {} keys pinned{}",
-            sweep::bytes(table),
-            n_keys,
-            sweep::work_suffix(work)
-        );
-        steps.case("grouping", i, tables.len(), &case);
-        if grouping_capacity(range, Some(range)).ok() != Some(capacity) {
-            errors.push(format!(
-                "{case}: grouping tables are powers of two (the kernels' capacities); give {} or {} to --sizes",
-                sweep::bytes(table.next_power_of_two() / 2),
-                sweep::bytes(table.next_power_of_two())
-            ));
-            continue;
-        }
-        let input = rt.resident_words(MemoryKind::Pinned, n_keys, &keys)?;
-        let w = GroupingWorkload {
-            table_bytes: table,
-            table_memory,
-            input_memory: MemoryKind::Pinned,
-            input_bytes: Some(n_keys * 4),
-        };
-        let tuned = match memtune_core::plan::grouping_untimed(profile, &w) {
-            Ok(p) => p,
+    let mut kept: Option<W::Inputs> = None;
+    for (i, case) in cases.iter().enumerate() {
+        let name = W::name(case);
+        b.steps.case(W::NAME, i, cases.len(), &name);
+        let inputs = match W::inputs(b.rt, case, &cases, kept.take()) {
+            Ok(x) => x,
+            Err(e @ LaunchError::Device(_)) => return Err(e),
             Err(e) => {
-                errors.push(format!("{case}: planner: {e}"));
+                errors.push(format!("{name}: {e}"));
                 continue;
             }
         };
-        let time = |plan: &GroupingPlan, runs: usize, warmup: bool| {
-            rt.set_warmup(warmup);
-            let r = rt.time_grouping(&input, capacity, plan, table_memory, work, runs);
-            rt.set_warmup(true);
-            r.map(|(d, t)| {
-                let digest = format!("{} groups, {} keys, {:016x}", d.groups, d.keys, d.hash);
-                (digest, t)
-            })
+        let planned = match W::untimed(b.profile, case) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.push(format!("{name}: planner: {e}"));
+                kept = Some(inputs);
+                continue;
+            }
         };
-        let r = tuned_row(
-            (case.clone(), table),
-            sweep::grouping_untuned(table),
-            tuned,
-            sweep::grouping_sweep(table),
-            sweep::grouping_label,
-            1,
-            (profile, &uuid, &w),
-            time,
-        );
-        match r {
-            Ok(r) => rows.push(r),
-            Err(e) => errors.push(format!("{case}: {e}")),
+        let rt = &mut *b.rt;
+        let time = |plan: &PlanOf<W>, runs: usize, warmup: bool| {
+            rt.set_warmup(warmup);
+            let r = W::launch(rt, &inputs, case, plan, runs);
+            rt.set_warmup(true);
+            r
+        };
+        match tuned_row::<W>(case, planned, (b.profile, &uuid), time) {
+            Ok(r) => {
+                rows.push(r);
+                sure.push(W::sure(case));
+            }
+            Err(e) => errors.push(format!("{name}: {e}")),
         }
+        kept = Some(inputs);
     }
-    steps.finish(&format!("{} rows", rows.len()));
-    Ok(finish("grouping", 1, rows, errors, None))
+    drop(kept);
+    b.steps.finish(&format!("{} rows", rows.len()));
+    Ok(finish::<W>(rows, &sure, errors, b.copy_gbs))
 }
 
-fn finish(
-    workload: &'static str,
-    rounds: usize,
+/// The report of `rows` with its checks. The untimed plan must stay within 5% of the best
+/// on the rows where it is sure ([`Workload::sure`]: device scopes are bets the autotuner
+/// settles; memtune's own stencil variants were timed by the profile).
+fn finish<W: Workload>(
     rows: Vec<Row>,
+    sure: &[bool],
     errors: Vec<String>,
-    copy_gbs: Option<f64>,
+    copy_gbs: f64,
 ) -> Report {
-    // The untimed plan must stay within 5% of the best where scopes are sure (pinned
-    // memory; device scopes are bets the autotuner settles), and for memtune's own
-    // stencil, whose variants the profile timed.
-    let stencil = copy_gbs.is_some();
     let planned: Vec<Row> = rows
         .iter()
-        .filter(|r| stencil || r.pinned())
-        .cloned()
+        .zip(sure)
+        .filter(|(_, &s)| s)
+        .map(|(r, _)| r.clone())
         .collect();
     let mut checks = Vec::new();
     if !planned.is_empty() {
         let mut c = sweep::check_within_best(&planned);
-        if !stencil {
-            c.target = "untimed plan within 5% of the exhaustive best on pinned rows".into();
+        if !W::SURE_ROWS.is_empty() {
+            c.target = format!(
+                "untimed plan within 5% of the exhaustive best on {}",
+                W::SURE_ROWS
+            );
         }
         checks.push(c);
     }
     checks.push(sweep::check_not_slower(&rows));
     checks.push(targets::plan_check(&rows));
     checks.extend(targets::autotune_checks(&rows));
-    if let Some(copy) = copy_gbs {
-        let case = sweep::stencil_case([512; 3], "f32", 1);
-        checks.push(sweep::check_bandwidth(&rows, &case, copy));
+    if let Some(case) = W::bandwidth_case() {
+        checks.push(sweep::check_bandwidth(&rows, &case, copy_gbs));
     }
     Report {
-        workload,
-        rounds,
+        workload: W::NAME,
+        rounds: W::ROUNDS,
         rows,
         errors,
         checks,

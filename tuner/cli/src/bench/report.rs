@@ -26,11 +26,11 @@ pub fn print(r: &Report) {
         println!("    plan: {}", row.tuned.config);
         match (&row.autotuned, &row.autotune_error) {
             (Some(a), _) => println!(
-                "    autotuned: {} {} (autotuned/best {:.3}, untuned/autotuned {:.3}); {} candidates, tuning {} = {:.1} untuned launches",
+                "    autotuned: {} {} (autotuned/best {:.3}, untuned/autotuned {:.3}, in pairs where they differ); {} candidates, tuning {} = {:.1} untuned launches",
                 a.config,
                 ms(a.median_ms),
-                a.median_ms / row.best.median_ms,
-                row.untuned.median_ms / a.median_ms,
+                a.over_best(row.best.median_ms),
+                a.untuned_over(row.untuned.median_ms),
                 a.candidates.len(),
                 ms(a.tuning_ms),
                 a.cost_in_untuned.unwrap_or(f64::NAN)

@@ -1,11 +1,11 @@
 //! Timing a row: every configuration in rounds, each timed by its best round, and the
 //! autotuner's pick measured in the same rounds.
 
-use super::autotuned;
+use super::autotuned::{self, Paired};
 use super::sweep::{Measured, Row};
 use super::RUNS;
 use memtune::launch::{LaunchError, Timing};
-use memtune_core::tune::Tunable;
+use memtune::workload::{PlanOf, Workload};
 use memtune_core::Profile;
 
 /// A configuration's rounds as one measurement: the median and spread of its best round.
@@ -90,56 +90,133 @@ pub(super) fn row<C>(
     Ok(Row::new(case, size, u, t, swept, skipped))
 }
 
-/// A row with the autotuner's column: one untuned run gives the result every candidate
-/// must match, the autotuner tunes on the bench's kernel ([`autotuned::autotune`]), its
-/// pick joins the sweep (so it is measured in the same rounds as the others), then the row.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn tuned_row<W: Tunable>(
-    (case, size): (String, u64),
-    untuned: W::Plan,
-    planned: W::Plan,
-    mut candidates: Vec<W::Plan>,
-    label: fn(&W::Plan) -> String,
-    rounds: usize,
-    (profile, uuid, workload): (&Profile, &str, &W),
-    mut time: impl FnMut(&W::Plan, usize, bool) -> Result<(String, Timing), LaunchError>,
+/// Pairs of launches in a paired comparison ([`paired`]).
+const PAIRS: usize = 6;
+
+/// `first` against `second` in [`PAIRS`] back-to-back pairs of single launches, every
+/// other pair in reverse order: the median of the per-pair ratios first/second. A drift
+/// of the clock over seconds moves both launches of a pair alike, so it moves this ratio
+/// far less than the ratio of medians taken in separate rounds (zero-copy times wander
+/// 2-10% between rounds).
+pub(super) fn paired<P>(
+    (first, first_label): (&P, String),
+    (second, second_label): (&P, String),
+    mut time: impl FnMut(&P, usize, bool) -> Result<(String, Timing), LaunchError>,
+) -> Result<Paired, LaunchError> {
+    let mut once = |p: &P| -> Result<f64, LaunchError> {
+        let (_, t) = time(p, 1, false)?;
+        t.runs_ms
+            .first()
+            .copied()
+            .ok_or_else(|| LaunchError::BadPlan("a launch gave no time".into()))
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for k in 0..PAIRS {
+        if k % 2 == 0 {
+            a.push(once(first)?);
+            b.push(once(second)?);
+        } else {
+            b.push(once(second)?);
+            a.push(once(first)?);
+        }
+    }
+    let ratios: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x / y).collect();
+    let ratio = memtune_core::tune::session::quantile(&ratios, 0.5).unwrap_or(f64::NAN);
+    Ok(Paired {
+        first: first_label,
+        second: second_label,
+        first_ms: a,
+        second_ms: b,
+        ratio,
+    })
+}
+
+/// A row of `case` with the autotuner's column: one untuned run gives the result every
+/// candidate must match ([`Workload::check`]), the autotuner tunes on the bench's kernel
+/// ([`autotuned::autotune`]), its pick joins the sweep (so it is measured in the same
+/// rounds as the others), then the row of untuned, `planned` and the sweep.
+pub(super) fn tuned_row<W: Workload>(
+    case: &W::Case,
+    planned: PlanOf<W>,
+    (profile, uuid): (&Profile, &str),
+    mut time: impl FnMut(&PlanOf<W>, usize, bool) -> Result<(String, Timing), LaunchError>,
 ) -> Result<Row, LaunchError> {
+    let untuned = W::untuned(case);
+    let mut candidates = W::sweep(case);
     let (expected, _) = time(&untuned, 1, true)?;
     let kernel = format!("memtune-bench-{}", W::NAME);
-    let auto = autotuned::autotune(profile, uuid, &kernel, workload, &expected, &mut time);
+    let tunable = W::tunable(case);
+    let check = |got: &str| W::check(&expected, got);
+    let auto = autotuned::autotune(profile, uuid, &kernel, &tunable, check, &mut time);
     if let Ok((plan, _)) = &auto {
         let known = [&untuned, &planned]
             .into_iter()
             .chain(&candidates)
-            .any(|c| label(c) == label(plan));
+            .any(|c| W::label(c) == W::label(plan));
         if !known {
             candidates.push(plan.clone());
         }
     }
+    let planned_again = planned.clone();
     let mut r = row(
-        case,
-        size,
+        W::name(case),
+        W::size_bytes(case),
         untuned,
         planned,
         candidates,
-        label,
-        rounds,
+        W::label,
+        W::ROUNDS,
         |p| time(p, RUNS, true),
     )?;
+    r.results_match = [&r.tuned]
+        .into_iter()
+        .chain(&r.sweep)
+        .all(|m| W::check(&r.untuned.result, &m.result).is_ok());
+    if let Some(bytes) = W::moved_bytes(case) {
+        r.tuned_gb_per_s = Some(super::sweep::gb_per_s(bytes, r.tuned.median_ms));
+    }
     match auto {
-        Ok((plan, mut a)) => match r.known(&label(&plan)) {
-            Some((median, spread, result)) if result == expected => {
-                a.config = label(&plan);
-                a.median_ms = median;
-                a.spread_ms = spread;
-                r.autotuned = Some(a);
-            }
-            Some((_, _, result)) => {
-                r.autotune_error = Some(format!("its pick computed {result}, not {expected}"))
-            }
+        Ok((plan, mut a)) => match r.known(&W::label(&plan)) {
+            Some((median, spread, result)) => match W::check(&expected, &result) {
+                Ok(()) => {
+                    a.config = W::label(&plan);
+                    a.median_ms = median;
+                    a.spread_ms = spread;
+                    // A pair that fails to launch leaves the rounds' ratio standing.
+                    let untuned = W::untuned(case);
+                    a.paired_untuned = compare::<W>(&plan, &untuned, true, &mut time);
+                    let best = [untuned, planned_again]
+                        .into_iter()
+                        .chain(W::sweep(case))
+                        .find(|p| W::label(p) == r.best.config);
+                    if let Some(best) = best {
+                        a.paired_best = compare::<W>(&plan, &best, false, &mut time);
+                    }
+                    r.autotuned = Some(a);
+                }
+                Err(_) => {
+                    r.autotune_error = Some(format!("its pick computed {result}, not {expected}"))
+                }
+            },
             None => r.autotune_error = Some("its pick could not run in the sweep".into()),
         },
         Err(e) => r.autotune_error = Some(e),
     }
     Ok(r)
+}
+
+/// [`paired`] of `plan` and `other` (`other` over `plan` when `other_first`, else `plan`
+/// over `other`); `None` when they are one configuration or a launch failed.
+fn compare<W: Workload>(
+    plan: &PlanOf<W>,
+    other: &PlanOf<W>,
+    other_first: bool,
+    time: impl FnMut(&PlanOf<W>, usize, bool) -> Result<(String, Timing), LaunchError>,
+) -> Option<Paired> {
+    if W::label(plan) == W::label(other) {
+        return None;
+    }
+    let (a, b) = ((plan, W::label(plan)), (other, W::label(other)));
+    let (first, second) = if other_first { (b, a) } else { (a, b) };
+    paired(first, second, time).ok()
 }

@@ -1,5 +1,6 @@
 //! The autotuner's targets over a workload's rows: autotuned within 2% of the exhaustive
-//! best, never below 0.98 of untuned, at most 5 candidates and 20 untuned launches of
+//! best, never below 0.98 of untuned (both ratios from back-to-back pairs of launches where
+//! the configurations differ, `rounds::paired`), at most 5 candidates and 20 untuned launches of
 //! tuning, and a second lookup that times nothing. Also each row as one flat JSON record.
 
 use super::autotuned::{AUTOTUNE_MARGIN, MAX_COST, NOT_SLOWER};
@@ -31,12 +32,14 @@ fn worst(rows: &[Row], f: impl Fn(&Row) -> Option<f64>, max: bool) -> f64 {
     }
 }
 
+/// Autotuned over best: paired where they were compared in pairs.
 fn over_best(r: &Row) -> Option<f64> {
-    Some(r.autotuned.as_ref()?.median_ms / r.best.median_ms)
+    Some(r.autotuned.as_ref()?.over_best(r.best.median_ms))
 }
 
+/// Untuned over autotuned: paired where they were compared in pairs.
 fn untuned_over(r: &Row) -> Option<f64> {
-    Some(r.untuned.median_ms / r.autotuned.as_ref()?.median_ms)
+    Some(r.autotuned.as_ref()?.untuned_over(r.untuned.median_ms))
 }
 
 /// The autotuner's targets over `rows`; a row without an autotuned plan misses them all.
@@ -139,6 +142,8 @@ pub fn flat(workload: &str, r: &Row) -> Value {
         "tuning_ms": a.map(|a| a.tuning_ms),
         "tuning_cost_untuned_launches": a.and_then(|a| a.cost_in_untuned),
         "second_run_timed": a.map(|a| a.second_run_timed),
+        "untuned_over_autotuned": untuned_over(r),
+        "autotuned_over_best": over_best(r),
         "autotune_error": r.autotune_error,
     })
 }

@@ -87,32 +87,6 @@ fn a_failing_tuned_version_fails_the_row() {
 }
 
 #[test]
-fn sizes_pick_fits_the_memory_and_kind() {
-    let notes = RefCell::new(Vec::new());
-    let note = |m: &str| notes.borrow_mut().push(m.to_string());
-    let given = [3 << 30, 12 << 30, 24 << 30];
-    let pick = Pick {
-        quick: false,
-        sizes: Some(&given),
-        memory: Some(MemoryKind::Pinned),
-    };
-    assert_eq!(
-        pick.sizes(16 << 30, &note, vec![1]),
-        vec![3 << 30, 12 << 30]
-    );
-    assert_eq!(notes.borrow().len(), 1, "{:?}", notes.borrow());
-    assert!(notes.borrow()[0].contains("24 GiB"), "{:?}", notes.borrow());
-    assert!(pick.wants(MemoryKind::Pinned) && !pick.wants(MemoryKind::Device));
-    let default = Pick {
-        quick: false,
-        sizes: None,
-        memory: None,
-    };
-    assert_eq!(default.sizes(1, &note, vec![7, 8]), vec![7, 8]);
-    assert!(default.wants(MemoryKind::Device) && default.wants(MemoryKind::Pinned));
-}
-
-#[test]
 fn chart_lines_keep_kernel_variants_apart() {
     let calls = RefCell::new(Vec::new());
     let mut rows = Vec::new();
@@ -164,4 +138,81 @@ fn the_untimed_plan_check_fails_a_plan_much_slower_than_untuned() {
     let mut fine = r.clone();
     fine.tuned.median_ms = fine.untuned.median_ms * 1.02;
     assert!(targets::plan_check(&[fine]).met);
+}
+
+#[test]
+fn a_paired_comparison_sees_through_a_drifting_clock() {
+    // Config 1 takes 1.0 and config 2 takes 1.1 times a clock that slows 10% a launch:
+    // each one's own runs spread 2x, the per-pair ratios stay near 1/1.1.
+    let n = RefCell::new(0u32);
+    let order = RefCell::new(Vec::new());
+    let time = |c: &u32, runs: usize, warmup: bool| {
+        assert_eq!((runs, warmup), (1, false));
+        *n.borrow_mut() += 1;
+        order.borrow_mut().push(*c);
+        let clock = 1.0 + 0.1 * f64::from(*n.borrow());
+        let base = if *c == 1 { 1.0 } else { 1.1 };
+        Ok((
+            "sum".to_string(),
+            Timing {
+                runs_ms: vec![base * clock],
+            },
+        ))
+    };
+    let p = rounds::paired((&1u32, "one".into()), (&2u32, "two".into()), time).unwrap();
+    assert_eq!(p.first_ms.len(), 6);
+    assert_eq!(p.second_ms.len(), 6);
+    // Every other pair in reverse order.
+    assert_eq!(&order.borrow()[..4], &[1, 2, 2, 1]);
+    assert!((p.ratio - 1.0 / 1.1).abs() < 0.1 / 1.1, "{}", p.ratio);
+    let slowest = p.first_ms.iter().copied().fold(0.0, f64::max);
+    assert!(
+        slowest > 2.0,
+        "the drift spreads config 1's own runs: {slowest}"
+    );
+}
+
+#[test]
+fn a_failing_pair_launch_fails_the_comparison() {
+    let calls = RefCell::new(Vec::new());
+    let r = rounds::paired((&1u32, "one".into()), (&9u32, "nine".into()), |c, _, _| {
+        fake(&calls, c)
+    });
+    assert!(r.is_err());
+}
+
+#[test]
+fn the_autotune_checks_read_the_paired_ratios() {
+    let calls = RefCell::new(Vec::new());
+    let mut r = two_rounds(2, vec![], |c| fake(&calls, c)).unwrap();
+    // Rounds: untuned 1 and 5 ms, the pick 2 and 6 ms: untuned/autotuned 0.75 by medians.
+    let pick = |paired_untuned| autotuned::Autotuned {
+        config: "2".into(),
+        median_ms: r.tuned.median_ms,
+        spread_ms: 0.0,
+        candidates: vec!["1".into(), "2".into()],
+        candidates_timed: 2,
+        tuning_ms: 1.0,
+        launches: 4,
+        cost_in_untuned: Some(4.0),
+        why: String::new(),
+        second_run_timed: false,
+        trials: vec![],
+        paired_untuned,
+        paired_best: None,
+    };
+    r.autotuned = Some(pick(None));
+    let by_medians = targets::autotune_checks(std::slice::from_ref(&r));
+    assert!(!by_medians[1].met, "{:?}", by_medians[1]);
+    let pairs = autotuned::Paired {
+        first: "1".into(),
+        second: "2".into(),
+        first_ms: vec![2.0; 6],
+        second_ms: vec![2.0; 6],
+        ratio: 1.0,
+    };
+    r.autotuned = Some(pick(Some(pairs)));
+    let by_pairs = targets::autotune_checks(std::slice::from_ref(&r));
+    assert!(by_pairs[1].met, "{:?}", by_pairs[1]);
+    assert_eq!(targets::flat("sampling", &r)["untuned_over_autotuned"], 1.0);
 }

@@ -1,8 +1,8 @@
 //! `cargo tune check`: validates every profile committed in `.memtune/`, for users' CI, as
 //! `cargo sqlx prepare --check` does for `.sqlx/`.
 
-use super::files::path_json;
 use crate::exit::{CliError, Exit};
+use crate::files::path_json;
 use memtune_core::store::Store;
 use memtune_core::ProfileError;
 use serde_json::json;

@@ -1,8 +1,8 @@
 //! `cargo tune decisions`: the autotuner's decisions in the user cache (`<profile cache>/
 //! decisions/`) and the project's `.memtune/decisions/`: list, show, clear, export.
 
-use super::files::{self, opt_path_json, path_json, paths_json};
 use crate::exit::{CliError, Exit};
+use crate::files::{self, opt_path_json, path_json, paths_json};
 use clap::Subcommand;
 use memtune_core::tune::{
     read_decision, Decision, DecisionError, DecisionStore, Origin, StoreSource,
@@ -54,7 +54,7 @@ pub fn run(
     write: WriteOptions,
 ) -> Result<Exit, CliError> {
     // MEMTUNE_CACHE_DIR set but empty is an error, not "no user cache".
-    lookup::cache_dir_from_env().map_err(super::env_error)?;
+    lookup::cache_dir_from_env().map_err(crate::env::env_error)?;
     let store = DecisionStore::from_env(Some(root));
     let ctx = Ctx {
         store,

@@ -5,9 +5,9 @@
 //! own noise. Prints the levels as `cargo tune show` does, and what the merged curves cover;
 //! `--plot DIR` draws them.
 
-use super::files::input_error;
 use super::render::bytes;
 use crate::exit::{CliError, Exit};
+use crate::files::input_error;
 use crate::plot;
 use crate::progress::Bar;
 use clap::{Args, ValueEnum};
@@ -107,11 +107,11 @@ pub fn run(
     ));
     if let Some(dir) = &args.plot {
         // Checked before anything is written, as every verb's outputs are.
-        let dir = super::files::output_dir(dir, write)?;
+        let dir = crate::files::output_dir(dir, write)?;
         let name = imported.gpu.as_deref().unwrap_or("curves");
         for (kind, _, tlb) in &inferred {
             let svg = plot::tlb_chart(name, *kind, tlb).to_svg();
-            super::files::write_file(&dir.join(format!("tlb-{kind}.svg")), svg.as_bytes(), write)?;
+            crate::files::write_file(&dir.join(format!("tlb-{kind}.svg")), svg.as_bytes(), write)?;
         }
     }
     if json_out {

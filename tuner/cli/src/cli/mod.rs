@@ -3,7 +3,6 @@
 mod check;
 mod commands;
 mod decisions;
-mod files;
 mod infer;
 
 mod plan;
@@ -15,16 +14,14 @@ mod report;
 mod reuse;
 mod reuse_gpu;
 mod reuse_replay;
-pub mod size;
 mod trace;
 mod tune;
 mod tune_gpus;
 mod tune_workers;
 
 pub use crate::exit::{CliError, Exit};
-pub(crate) use commands::{env_error, gpu_ordinal};
-pub(crate) use files::{output_dir, write_file};
 
+use crate::size;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;

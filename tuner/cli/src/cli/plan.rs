@@ -1,14 +1,15 @@
 //! `cargo tune plan`: what the planners decide for a workload, and why, for any profile.
 
 use super::render::bytes;
-use super::size;
 use crate::exit::{CliError, Exit};
+use crate::size;
 use clap::{Args, Subcommand};
-use memtune_core::lookup::{self, LookupConfig};
-use memtune_core::plan::grouping::{self, GroupingWorkload};
-use memtune_core::plan::sampling::{self, SamplingWorkload};
-use memtune_core::plan::stencil::{self, Dtype, StencilWorkload};
-use memtune_core::{store, MemoryKind, Profile};
+use memtune_core::plan::grouping::GroupingWorkload;
+use memtune_core::plan::sampling::SamplingWorkload;
+use memtune_core::plan::stencil::{Dtype, StencilWorkload};
+use memtune_core::tune::Tunable;
+use memtune_core::{MemoryKind, Profile};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -89,147 +90,183 @@ fn parse_dtype(text: &str) -> Result<Dtype, String> {
 
 /// The profile to plan for, and a line saying where it came from.
 fn profile(path: Option<&Path>, quiet: bool) -> Result<(Profile, String), CliError> {
-    if let Some(path) = path {
-        return Ok((store::load_path(path)?, path.display().to_string()));
-    }
-    let wanted = super::commands::wanted_device()?;
-    let root = lookup::current_project_root();
-    let config = LookupConfig::try_from_env(Some(&root)).map_err(super::env_error)?;
-    let resolved = lookup::resolve(&config, &wanted)?;
-    if !quiet {
-        for w in &resolved.warnings {
-            eprintln!("warning: {w}");
-        }
-    }
-    Ok((resolved.profile, resolved.source.to_string()))
+    crate::env::profile(path, crate::env::wanted_device, quiet)
 }
 
 fn plan_error(e: memtune_core::plan::PlanError) -> CliError {
     CliError::new(Exit::Usage, e.to_string())
 }
 
+/// What the planners decide for a workload `w`: the plan used without timing, and the
+/// model's pick where it differs (a bet on the kernel, left to the autotuner).
+struct Decided<T: Tunable> {
+    plan: T::Plan,
+    bet: Option<T::Plan>,
+    workload: Value,
+}
+
+fn decide<T: Tunable + Serialize>(profile: &Profile, w: &T) -> Result<Decided<T>, CliError> {
+    let model = w.model(profile).map_err(plan_error)?;
+    let plan = w.untimed(profile).map_err(plan_error)?;
+    let bet = (T::label(&model) != T::label(&plan)).then_some(model);
+    Ok(Decided {
+        plan,
+        bet,
+        workload: json!(w),
+    })
+}
+
+fn sampling_headline(w: &SamplingWorkload, d: &Decided<SamplingWorkload>) -> String {
+    let (region, memory, plan) = (bytes(w.region_bytes), w.memory, &d.plan);
+    match &d.bet {
+        Some(model) => format!(
+            "sampling {region} of {memory} memory: unscoped (1 pass) without timing; the model's {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+            model.passes,
+            bytes(model.scope_bytes)
+        ),
+        None if plan.passes == 1 => format!("sampling {region} of {memory} memory: unscoped (1 pass)"),
+        None => format!(
+            "sampling {region} of {memory} memory: {} passes over scopes of {} (predicted {:.2}x)",
+            plan.passes,
+            bytes(plan.scope_bytes),
+            plan.predicted_speedup
+        ),
+    }
+}
+
+fn grouping_headline(w: &GroupingWorkload, d: &Decided<GroupingWorkload>) -> String {
+    let what = format!(
+        "grouping into a {} table in {} memory, input in {}",
+        bytes(w.table_bytes),
+        w.table_memory,
+        w.input_memory
+    );
+    let plan = &d.plan;
+    match &d.bet {
+        Some(model) => format!(
+            "{what}: unscoped (1 pass) without timing; the model's {} {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+            model.approach.as_str(),
+            model.passes,
+            bytes(model.scope_bytes)
+        ),
+        None if plan.passes == 1 => format!("{what}: unscoped (1 pass)"),
+        None => format!(
+            "{what}: {} with {} passes over scopes of {}",
+            plan.approach.as_str(),
+            plan.passes,
+            bytes(plan.scope_bytes)
+        ),
+    }
+}
+
+fn stencil_headline(w: &StencilWorkload, d: &Decided<StencilWorkload>) -> String {
+    let bet = match &d.bet {
+        Some(model) => {
+            let [x, y, z] = model.block;
+            format!(
+                " without timing; the model's {} {x}x{y}x{z} is a bet on the kernel, for the autotuner",
+                model.variant.as_str()
+            )
+        }
+        None => String::new(),
+    };
+    let (plan, [dx, dy, dz]) = (&d.plan, w.dims);
+    let [x, y, z] = plan.block;
+    let staged = if plan.staging {
+        ", staged in shared memory"
+    } else {
+        ""
+    };
+    format!(
+        "stencil {dx}x{dy}x{dz} {}, {} repeats: {:?} with block {x}x{y}x{z}{staged}{bet}",
+        w.dtype.as_str(),
+        w.repeats,
+        plan.variant,
+    )
+}
+
+/// What `cargo tune plan` prints of a decision: the headline, the plan as JSON, its
+/// reasons and the workload.
+struct Shown {
+    headline: String,
+    plan: Value,
+    reasons: Vec<String>,
+    workload: Value,
+}
+
+/// [`decide`] for `w` with the profile at `path` (or the lookup chain's), shown with
+/// `headline`.
+fn show<T: Tunable + Serialize>(
+    path: Option<&Path>,
+    quiet: bool,
+    w: &T,
+    headline: fn(&T, &Decided<T>) -> String,
+    reasons: fn(&T::Plan) -> &[String],
+) -> Result<((Profile, String), Shown), CliError> {
+    let p = profile(path, quiet)?;
+    let d = decide(&p.0, w)?;
+    let shown = Shown {
+        headline: headline(w, &d),
+        plan: json!(d.plan),
+        reasons: reasons(&d.plan).to_vec(),
+        workload: d.workload,
+    };
+    Ok((p, shown))
+}
+
 pub fn run(command: &PlanCommand, json_out: bool, quiet: bool) -> Result<Exit, CliError> {
-    let (source_path, headline, plan, reasons, workload): (_, String, Value, Vec<String>, Value) =
-        match command {
-            PlanCommand::Sampling {
-                region,
-                memory,
-                reads_per_thread,
-                source,
-            } => {
-                let (p, src) = profile(source.profile.as_deref(), quiet)?;
-                let w = SamplingWorkload {
-                    region_bytes: *region,
-                    memory: *memory,
-                    reads_per_thread: *reads_per_thread,
-                };
-                let model = sampling::plan(&p, &w).map_err(plan_error)?;
-                let plan = memtune_core::plan::sampling_untimed(&p, &w).map_err(plan_error)?;
-                let headline = if model.passes != plan.passes {
-                    format!(
-                        "sampling {} of {memory} memory: unscoped (1 pass) without timing; the model's {} passes over scopes of {} are a bet on the kernel, for the autotuner",
-                        bytes(*region), model.passes, bytes(model.scope_bytes)
-                    )
-                } else if plan.passes == 1 {
-                    format!(
-                        "sampling {} of {memory} memory: unscoped (1 pass)",
-                        bytes(*region)
-                    )
-                } else {
-                    format!(
-                    "sampling {} of {memory} memory: {} passes over scopes of {} (predicted {:.2}x)",
-                    bytes(*region), plan.passes, bytes(plan.scope_bytes), plan.predicted_speedup
-                )
-                };
-                (
-                    (p, src),
-                    headline,
-                    json!(plan),
-                    plan.reasons.clone(),
-                    json!(w),
-                )
-            }
-            PlanCommand::Grouping {
-                table,
-                table_memory,
-                input_memory,
-                input,
-                source,
-            } => {
-                let (p, src) = profile(source.profile.as_deref(), quiet)?;
-                let w = GroupingWorkload {
-                    table_bytes: *table,
-                    table_memory: *table_memory,
-                    input_memory: *input_memory,
-                    input_bytes: *input,
-                };
-                let model = grouping::plan(&p, &w).map_err(plan_error)?;
-                let plan = memtune_core::plan::grouping_untimed(&p, &w).map_err(plan_error)?;
-                let headline = if model.passes != plan.passes {
-                    format!("grouping into a {} table in {table_memory} memory, input in {input_memory}: unscoped (1 pass) without timing; the model's {} {} passes over scopes of {} are a bet on the kernel, for the autotuner", bytes(*table), model.approach.as_str(), model.passes, bytes(model.scope_bytes))
-                } else if plan.passes == 1 {
-                    format!("grouping into a {} table in {table_memory} memory, input in {input_memory}: unscoped (1 pass)", bytes(*table))
-                } else {
-                    format!(
-                    "grouping into a {} table in {table_memory} memory, input in {input_memory}: {} with {} passes over scopes of {}",
-                    bytes(*table), plan.approach.as_str(), plan.passes, bytes(plan.scope_bytes)
-                )
-                };
-                (
-                    (p, src),
-                    headline,
-                    json!(plan),
-                    plan.reasons.clone(),
-                    json!(w),
-                )
-            }
-            PlanCommand::Stencil {
-                dims,
-                dtype,
-                repeats,
-                source,
-            } => {
-                let (p, src) = profile(source.profile.as_deref(), quiet)?;
-                let w = StencilWorkload {
-                    dims: *dims,
-                    dtype: *dtype,
-                    repeats: *repeats,
-                };
-                let model = stencil::plan(&p, &w).map_err(plan_error)?;
-                let plan = memtune_core::plan::stencil_untimed(&p, &w).map_err(plan_error)?;
-                let bet = if model.variant != plan.variant || model.block != plan.block {
-                    let [x, y, z] = model.block;
-                    format!(" without timing; the model's {} {x}x{y}x{z} is a bet on the kernel, for the autotuner", model.variant.as_str())
-                } else {
-                    String::new()
-                };
-                let headline = format!(
-                    "stencil {}x{}x{} {}, {} repeats: {:?} with block {}x{}x{}{}{bet}",
-                    dims[0],
-                    dims[1],
-                    dims[2],
-                    dtype.as_str(),
-                    repeats,
-                    plan.variant,
-                    plan.block[0],
-                    plan.block[1],
-                    plan.block[2],
-                    if plan.staging {
-                        ", staged in shared memory"
-                    } else {
-                        ""
-                    }
-                );
-                (
-                    (p, src),
-                    headline,
-                    json!(plan),
-                    plan.reasons.clone(),
-                    json!(w),
-                )
-            }
-        };
-    let (profile, source) = source_path;
+    let ((profile, source), shown) = match command {
+        PlanCommand::Sampling {
+            region,
+            memory,
+            reads_per_thread,
+            source,
+        } => {
+            let w = SamplingWorkload {
+                region_bytes: *region,
+                memory: *memory,
+                reads_per_thread: *reads_per_thread,
+            };
+            let path = source.profile.as_deref();
+            show(path, quiet, &w, sampling_headline, |p| &p.reasons)?
+        }
+        PlanCommand::Grouping {
+            table,
+            table_memory,
+            input_memory,
+            input,
+            source,
+        } => {
+            let w = GroupingWorkload {
+                table_bytes: *table,
+                table_memory: *table_memory,
+                input_memory: *input_memory,
+                input_bytes: *input,
+            };
+            let path = source.profile.as_deref();
+            show(path, quiet, &w, grouping_headline, |p| &p.reasons)?
+        }
+        PlanCommand::Stencil {
+            dims,
+            dtype,
+            repeats,
+            source,
+        } => {
+            let w = StencilWorkload {
+                dims: *dims,
+                dtype: *dtype,
+                repeats: *repeats,
+            };
+            let path = source.profile.as_deref();
+            show(path, quiet, &w, stencil_headline, |p| &p.reasons)?
+        }
+    };
+    let Shown {
+        headline,
+        plan,
+        reasons,
+        workload,
+    } = shown;
     if json_out {
         let mut doc = plan;
         if let Value::Object(map) = &mut doc {

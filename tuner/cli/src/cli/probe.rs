@@ -1,10 +1,10 @@
 //! Running the probe (on the GPU or the simulator) and putting its results into a profile.
 
 use super::render::bytes;
-use super::size;
 use crate::exit::CliError;
 use crate::plot;
 use crate::progress::Bar;
+use crate::size;
 use clap::Args;
 use memtune_core::profile::{CacheHierarchy, CachePath, MemoryKind, Profile, Section};
 use memtune_core::userio::WriteOptions;
@@ -257,7 +257,7 @@ pub fn write_plots(
     profile: &Profile,
     opts: WriteOptions,
 ) -> Result<Vec<PathBuf>, CliError> {
-    let dir = &super::files::output_dir(dir, opts)?;
+    let dir = &crate::files::output_dir(dir, opts)?;
     let name = &profile.device.name;
     let mut charts = Vec::new();
     for kind in MemoryKind::ALL {
@@ -285,13 +285,13 @@ pub fn write_plots(
     if let Section::Measured(t) = &profile.shared_memory_staging {
         svgs.push((
             "staging.svg".to_string(),
-            crate::staging_chart::staging_svg(name, t),
+            crate::plot::staging::staging_svg(name, t),
         ));
     }
     let mut written = Vec::new();
     for (file, svg) in svgs {
         let path = dir.join(file);
-        super::files::write_file(&path, svg.as_bytes(), opts)?;
+        crate::files::write_file(&path, svg.as_bytes(), opts)?;
         written.push(path);
     }
     Ok(written)

@@ -2,11 +2,12 @@
 //! `verify`, `export` and `import`, and the warning said before a stored profile is
 //! replaced.
 
-use super::commands::{check_uuid, env_error, print_json, wanted_device, Ctx};
-use super::files::{self, opt_path_json, path_json, paths_json};
+use super::commands::{check_uuid, print_json, Ctx};
 use super::render;
 use super::tune::plots;
+use crate::env::{env_error, wanted_device};
 use crate::exit::{CliError, Exit};
+use crate::files::{self, opt_path_json, path_json, paths_json};
 use memtune::device;
 use memtune_core::codec;
 use memtune_core::lookup;

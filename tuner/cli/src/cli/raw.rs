@@ -24,7 +24,7 @@ fn open(args: &RawArgs) -> Result<(Gpu, Vec<u64>), CliError> {
     if args.factor <= 1.0 {
         return Err(CliError::new(Exit::Usage, "--factor must be above 1"));
     }
-    let ordinal = super::gpu_ordinal(args.gpu)?;
+    let ordinal = crate::env::gpu_ordinal(args.gpu)?;
     let identity = device::identity(ordinal)?;
     let gpu = Gpu::open(ordinal, identity, &Bounds::default())?;
     let to = args.to.unwrap_or(gpu.max_footprint(args.kind));

@@ -1,8 +1,8 @@
 //! `cargo tune report`: the profile, plans, stored decisions and benchmarks as one HTML page.
 
 use super::commands::Ctx;
-use super::files::write_output;
 use crate::exit::{CliError, Exit};
+use crate::files::write_output;
 use crate::report::{self, BenchFile, DecisionRow, Inputs};
 use clap::Args;
 use memtune_core::tune::DecisionStore;

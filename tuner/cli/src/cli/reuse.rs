@@ -13,9 +13,9 @@
 use super::render::bytes;
 use super::reuse_gpu::{self, Engine, GpuReport, Method};
 use super::reuse_replay as replay;
-use super::size;
 use crate::exit::{CliError, Exit};
 use crate::progress::Bar;
+use crate::size;
 use clap::{Args, ValueEnum};
 use memtune_core::reuse::hprda::{
     BLOCKS_RANGE, DEFAULT_BLOCKS, DEFAULT_SUB_TRACE, DEFAULT_THREADS_PER_BLOCK, SUB_TRACE_RANGE,
@@ -419,13 +419,13 @@ pub fn run(
         .unwrap_or_default();
     bar.finish(&format!("{} references", main.references));
     if let Some(dir) = &args.plot {
-        let dir = super::files::output_dir(dir, write)?;
+        let dir = crate::files::output_dir(dir, write)?;
         let title = args.trace.file_name().map_or_else(
             || args.trace.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
         for (file, svg) in crate::plot::reuse_svgs(&title, &histograms, &predictions) {
-            super::files::write_file(&dir.join(file), svg.as_bytes(), write)?;
+            crate::files::write_file(&dir.join(file), svg.as_bytes(), write)?;
         }
     }
     if json_out {

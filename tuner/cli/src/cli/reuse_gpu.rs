@@ -32,7 +32,7 @@ impl Method {
 pub fn parse_gpus(arg: Option<&str>) -> Result<Vec<usize>, CliError> {
     let usage = |m: String| CliError::new(Exit::Usage, m);
     let Some(arg) = arg else {
-        return Ok(vec![super::commands::gpu_ordinal(None)?]);
+        return Ok(vec![crate::env::gpu_ordinal(None)?]);
     };
     if arg.trim() == "all" {
         let n = memtune::device::list()?.len();
@@ -235,7 +235,7 @@ impl GpuReplay {
             .filter(|p| p.level.kind == levels::LevelKind::Cache)
             .min_by_key(|p| p.level.bytes)
             .and_then(|p| p.level.cycles);
-        let ordinal = super::commands::gpu_ordinal(None)?;
+        let ordinal = crate::env::gpu_ordinal(None)?;
         let measured = replay::replay(ordinal, &self.addresses).map_err(replay_error)?;
         let overhead = l1.map(|l| (measured.l1_loop_cycles - l).max(0.0));
         Ok(ReplayReport {

@@ -6,8 +6,8 @@
 //! aside, bounded by `--max-buckets`); `--max-references` bounds the output, checked before
 //! anything is written where the length is known, and as it goes for grouping.
 
-use super::size;
 use crate::exit::{CliError, Exit};
+use crate::size;
 use clap::{Args, Subcommand, ValueEnum};
 use memtune_core::userio::WriteOptions;
 use memtune_kernels::params::{ParamsError, SamplingParams, StencilParams};
@@ -237,7 +237,7 @@ fn to_file(
     args: &TraceArgs,
     write: WriteOptions,
 ) -> Result<u64, CliError> {
-    super::files::check_output(path, write)?;
+    crate::files::check_output(path, write)?;
     let io = |e: std::io::Error| CliError::new(Exit::Io, format!("{}: {e}", path.display()));
     let name = path
         .file_name()

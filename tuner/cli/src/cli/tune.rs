@@ -2,10 +2,11 @@
 //! `cargo tune probe`), `cargo tune probe` itself (one GPU or a simulated one, into a
 //! file), the profile's provenance, the `--quick` bounds and the end-of-probe summary.
 
-use super::commands::{gpu_ordinal, print_json, Ctx};
-use super::files::{self, path_json, paths_json};
+use super::commands::{print_json, Ctx};
 use super::probe::{self, ProbeArgs};
+use crate::env::gpu_ordinal;
 use crate::exit::{CliError, Exit};
+use crate::files::{self, path_json, paths_json};
 use crate::interrupt;
 use memtune::device;
 use memtune_core::profile::{DeviceIdentity, MemoryKind, Profile, Provenance, Section};

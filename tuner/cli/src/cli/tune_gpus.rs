@@ -3,14 +3,15 @@
 //! (`tune_workers.rs`), unless `--one-at-a-time`; each worker stores its own GPU's profile,
 //! so a GPU that finished is kept whatever the others do.
 
-use super::commands::{env_gpu, print_json, Ctx};
-use super::files::{self, path_json, paths_json};
+use super::commands::{print_json, Ctx};
 use super::probe;
 use super::profiles::replacing;
 use super::tune::{faults_from_env, plots, probe_gpu, section_summary, QUICK_NOTE};
 use super::tune_workers;
 use super::TuneArgs;
+use crate::env::env_gpu;
 use crate::exit::{CliError, Exit};
+use crate::files::{self, path_json, paths_json};
 use crate::interrupt;
 use crate::progress::eprint_line;
 use memtune::device;

@@ -20,6 +20,7 @@
 mod draw;
 mod profile;
 mod reuse;
+pub mod staging;
 pub mod style;
 pub mod ticks;
 

@@ -31,10 +31,7 @@ pub fn profile_svgs(profile: &Profile) -> Vec<(String, String)> {
         }
     }
     if let Section::Measured(t) = &profile.shared_memory_staging {
-        out.push((
-            "staging.svg".into(),
-            crate::staging_chart::staging_svg(name, t),
-        ));
+        out.push(("staging.svg".into(), super::staging::staging_svg(name, t)));
     }
     out
 }

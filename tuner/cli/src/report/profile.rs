@@ -245,7 +245,7 @@ pub fn staging(p: &Profile) -> String {
         "best streaming",
     ];
     let mut body = table(&head, &rows);
-    body.push_str(&figure(&crate::staging_chart::staging_svg(
+    body.push_str(&figure(&crate::plot::staging::staging_svg(
         &p.device.name,
         t,
     )));

@@ -20,7 +20,7 @@
 use crate::fault::{FaultOp, FaultSection, Faults, InjectedFault};
 use crate::Cancel;
 use memtune::launch::{Resident, Runtime};
-use memtune::space as sweep;
+use memtune::workload::stencil as sweep;
 use memtune::LaunchError;
 use memtune_core::plan::{Dtype, StencilPlan, Variant};
 use memtune_core::profile::{StagingEntry, StagingTable};
@@ -65,7 +65,7 @@ pub fn repeats(quick: bool) -> &'static [u32] {
 }
 
 /// Most blocks swept per variant (plain, staged, streaming), the first ones of
-/// [`sweep::STENCIL_BLOCKS`] the variant accepts. Staged skips one-plane blocks: the
+/// [`sweep::BLOCKS`] the variant accepts. Staged skips one-plane blocks: the
 /// planner runs those as streaming (same tile, each plane read once), measured as such.
 pub fn caps(quick: bool) -> [usize; 3] {
     if quick {
@@ -94,7 +94,7 @@ fn variant_index(v: Variant) -> usize {
 pub fn sweep_plans(dims: [u32; 3], dtype: Dtype, quick: bool) -> Vec<StencilPlan> {
     let cap = caps(quick);
     let mut taken = [0usize; 3];
-    sweep::stencil_candidates(dims, SWEEP_REPEATS, elem_bytes(dtype))
+    sweep::candidates(dims, SWEEP_REPEATS, elem_bytes(dtype))
         .into_iter()
         .filter(|p| !(p.variant == Variant::Staged && p.block[2] == 1))
         .filter(|p| {
@@ -195,7 +195,7 @@ fn mismatch(what: String) -> LaunchError {
 }
 
 fn label(p: &StencilPlan) -> String {
-    sweep::stencil_label(p)
+    sweep::label(p)
 }
 
 /// Measures the staging table on `rt`'s GPU. `progress(fraction, message)` is called
@@ -226,7 +226,7 @@ pub fn measure(
             faults.check(FaultOp::Alloc, FaultSection::Staging)?;
             let input = values.resident(rt, cells)?;
             for &r in repeats(quick) {
-                let case = sweep::stencil_case(dims, dtype.as_str(), r);
+                let case = sweep::case_name(dims, dtype.as_str(), r);
                 let plans = match best_blocks {
                     None => sweep_plans(dims, dtype, quick),
                     Some(b) => VARIANTS

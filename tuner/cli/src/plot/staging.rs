@@ -2,9 +2,9 @@
 //! (dtype, repeats, grid), the best plain, staged and streaming times side by side, the
 //! benefit of staging above each group. Drawn with plotters in the plots' style.
 
-use crate::plot::style::{self, *};
-use crate::plot::ticks::AxisPlan;
-use crate::plot::{Scale, Unit};
+use super::style::{self, *};
+use super::ticks::AxisPlan;
+use super::{Scale, Unit};
 use memtune_core::human;
 use memtune_core::profile::StagingTable;
 use plotters::prelude::*;
