@@ -1,7 +1,7 @@
 //! Compiles every kernel source with NVRTC. Needs NVRTC 13 and fails without it on
 //! purpose: run scripts/install-cuda.sh (CI does).
 
-use memtune_kernels::{compile_ptx, ensure_nvrtc, NvrtcLocation, SOURCES};
+use memtune_kernels::{compile_ptx, ensure_nvrtc, KernelSource, NvrtcLocation, SOURCES};
 
 /// Turing, Ampere, Hopper. NVRTC 13 dropped sm_70 (Volta): its oldest target is sm_75.
 const ARCHS: &[&str] = &["sm_75", "sm_80", "sm_90"];
@@ -11,6 +11,16 @@ fn require_nvrtc() -> NvrtcLocation {
         Ok(location) => location,
         Err(e) => panic!("{e}"),
     }
+}
+
+/// The PTX of `source` for sm_90, or `None` where `test` is skipped for want of NVRTC.
+fn sm90_ptx(test: &str, source: &KernelSource) -> Option<String> {
+    if !memtune_kernels::toolchain::nvrtc_or_skip(test) {
+        return None;
+    }
+    require_nvrtc();
+    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
+    Some(ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}")))
 }
 
 #[test]
@@ -67,13 +77,12 @@ fn bare_soname_resolves_after_ensure_nvrtc() {
 
 #[test]
 fn chase_kernel_uses_l1_bypassing_loads() {
-    if !memtune_kernels::toolchain::nvrtc_or_skip("chase_kernel_uses_l1_bypassing_loads") {
+    let Some(text) = sm90_ptx(
+        "chase_kernel_uses_l1_bypassing_loads",
+        &memtune_kernels::pointer_chase::SOURCE,
+    ) else {
         return;
-    }
-    require_nvrtc();
-    let source = &memtune_kernels::pointer_chase::SOURCE;
-    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
-    let text = ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}"));
+    };
     assert!(
         text.contains("ld.global.cg.u64"),
         "no ld.global.cg.u64 in PTX"
@@ -86,13 +95,12 @@ fn chase_kernel_uses_l1_bypassing_loads() {
 /// constant-bank loads and shared-memory loads.
 #[test]
 fn cache_chases_use_their_load_paths() {
-    if !memtune_kernels::toolchain::nvrtc_or_skip("cache_chases_use_their_load_paths") {
+    let Some(text) = sm90_ptx(
+        "cache_chases_use_their_load_paths",
+        &memtune_kernels::cache_chase::SOURCE,
+    ) else {
         return;
-    }
-    require_nvrtc();
-    let source = &memtune_kernels::cache_chase::SOURCE;
-    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
-    let text = ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}"));
+    };
     for load in ["ld.global.ca.u64", "ld.const.u32", "ld.volatile.shared.u32"] {
         assert!(text.contains(load), "no {load} in PTX");
     }
@@ -106,15 +114,12 @@ fn cache_chases_use_their_load_paths() {
 /// insert's count update does, and the sum kernel must read them back.
 #[test]
 fn random_atomic_adds_atomically_and_sums_the_words() {
-    if !memtune_kernels::toolchain::nvrtc_or_skip(
+    let Some(text) = sm90_ptx(
         "random_atomic_adds_atomically_and_sums_the_words",
-    ) {
+        &memtune_kernels::random_access::SOURCE,
+    ) else {
         return;
-    }
-    require_nvrtc();
-    let source = &memtune_kernels::random_access::SOURCE;
-    let ptx = compile_ptx(source, "sm_90", &[]).map_err(|e| e.to_string());
-    let text = ptx.map(|p| p.text).unwrap_or_else(|e| panic!("{e}"));
+    };
     let entry = |name: &str| -> String {
         let start = text
             .find(&format!(".entry {name}("))

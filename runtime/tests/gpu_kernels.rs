@@ -2,7 +2,7 @@
 //! `memtune_kernels::reference`: sampling sums and grouping counts exactly, stencil
 //! results bit for bit. GPU tests: they run only with `MEMTUNE_GPU_TESTS=1`.
 
-use memtune::core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan, Variant};
+use memtune::core::plan::{Approach, Dtype, GroupingPlan, SamplingPlan, StencilPlan, Variant};
 use memtune::launch::{grouping_capacity, Runtime};
 use memtune::MemoryKind;
 use memtune_kernels::params::{scopes, SamplingParams, StencilParams, EMPTY_KEY};
@@ -267,7 +267,7 @@ fn timed_stencil_digest_matches_the_cpu_digest_of_the_reference() {
         let want = memtune_kernels::digest::words(&words);
         for plan in stencil_plans() {
             let (got, _) = rt
-                .time_stencil_f32(&resident, DIMS, repeats, &plan, 1)
+                .time_stencil(&resident, Dtype::F32, DIMS, repeats, &plan, 1)
                 .unwrap_or_else(|e| panic!("{:?} {:?}: {e}", plan.variant, plan.block));
             assert_eq!(
                 got, want,

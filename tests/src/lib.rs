@@ -1,5 +1,10 @@
 //! Shared fixtures for memtune's integration tests: profiles of made-up GPUs, written the
-//! way `cargo tune` writes them, so store, lookup and CLI tests need no GPU.
+//! way `cargo tune` writes them, so store, lookup and CLI tests need no GPU; a small
+//! simulated GPU ([`SIM_TWO_KINDS`]); a deterministic generator ([`rng`]); and seed 000's findings as planner checks
+//! ([`seed000`]), for profiles from the paper and from the simulator alike.
+
+pub mod rng;
+pub mod seed000;
 
 use memtune_core::codec;
 use memtune_core::profile::{ComputeCapability, DeviceIdentity, Profile, Provenance};
@@ -43,6 +48,21 @@ pub fn profile_of_model(uuid: &str, name: &str, sm_count: u32) -> Profile {
     };
     Profile::identity_only(device, provenance)
 }
+
+/// A simulated GPU (`memtune-sim/1`) with device and pinned memory, each with one TLB
+/// level, and one cache level: quick to probe, each section there for a fault to fail.
+pub const SIM_TWO_KINDS: &str = r#"{
+  "schema": "memtune-sim/1", "name": "two-kinds", "sm_count": 8, "clock_mhz": 1000,
+  "l2_hit_cycles": 200,
+  "memory_kinds": {
+    "device": { "size_bytes": 4294967296,
+      "tlb": [ { "entries": 16, "page_bytes": 2097152, "miss_cycles": 50 } ] },
+    "pinned": { "size_bytes": 1073741824, "extra_cycles": 400,
+      "tlb": [ { "entries": 32, "page_bytes": 65536, "miss_cycles": 80 } ] }
+  },
+  "caches": [ { "name": "L2", "size_bytes": 1048576, "line_bytes": 128, "ways": 16, "hit_cycles": 200 } ],
+  "dram_cycles": 500
+}"#;
 
 /// The sealed JSON text of `profile`.
 pub fn json(profile: &Profile) -> String {

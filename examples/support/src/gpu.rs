@@ -65,6 +65,20 @@ pub fn free_device_bytes(ctx: &CudaContext) -> Result<u64, Error> {
     Ok(free as u64)
 }
 
+/// `Deref<Target = LoadedGpu>` for an example's `Gpu`, through its `loaded` field.
+#[macro_export]
+macro_rules! deref_to_loaded {
+    ($gpu:ty) => {
+        impl std::ops::Deref for $gpu {
+            type Target = $crate::gpu::LoadedGpu;
+
+            fn deref(&self) -> &$crate::gpu::LoadedGpu {
+                &self.loaded
+            }
+        }
+    };
+}
+
 /// One GPU with a user's module loaded: its identity, the context and stream of the
 /// autotuner, the module. An example's own `Gpu` holds one (and derefs to it) next to the
 /// functions it takes from the module.

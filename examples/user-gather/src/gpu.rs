@@ -2,7 +2,6 @@
 //! mapped into the GPU), result slots, launches of a plan and CUDA-event timing. Every CUDA
 //! call's result is checked.
 
-use std::ops::Deref;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
@@ -30,13 +29,7 @@ pub struct Gpu {
     fill: CudaFunction,
 }
 
-impl Deref for Gpu {
-    type Target = LoadedGpu;
-
-    fn deref(&self) -> &LoadedGpu {
-        &self.loaded
-    }
-}
+memtune_example_support::deref_to_loaded!(Gpu);
 
 impl Gpu {
     /// Compiles the kernel for the device of `stream` (the one `Autotuner::open` returns)

@@ -2,7 +2,6 @@
 //! buffers, launches of a plan, digests and CUDA-event timing. Every CUDA call's result is
 //! checked.
 
-use std::ops::Deref;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
@@ -31,13 +30,7 @@ pub struct Gpu {
     digest: CudaFunction,
 }
 
-impl Deref for Gpu {
-    type Target = LoadedGpu;
-
-    fn deref(&self) -> &LoadedGpu {
-        &self.loaded
-    }
-}
+memtune_example_support::deref_to_loaded!(Gpu);
 
 impl Gpu {
     /// Compiles the kernels for the device of `stream` (the one `Autotuner::open` returns)

@@ -2,7 +2,6 @@
 //! launches of a plan, the bitwise check of an output and CUDA-event timing. Every CUDA
 //! call's result is checked.
 
-use std::ops::Deref;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -39,13 +38,7 @@ pub struct Gpu {
     max_shared: u32,
 }
 
-impl Deref for Gpu {
-    type Target = LoadedGpu;
-
-    fn deref(&self) -> &LoadedGpu {
-        &self.loaded
-    }
-}
+memtune_example_support::deref_to_loaded!(Gpu);
 
 impl Gpu {
     /// Compiles the kernels for the device of `stream` (the one `Autotuner::open` returns)

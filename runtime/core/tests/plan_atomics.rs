@@ -4,13 +4,14 @@
 //! few words, fast while L2 holds the region, falling through the L2 capacity); they are
 //! not measurements.
 
+mod common;
+
+use common::profile;
 use memtune_core::default::builtin;
 use memtune_core::plan::{grouping, Approach, GroupingPlan, GroupingWorkload};
 use memtune_core::profile::{
     Bandwidth, MemoryKind, Profile, RandomAccessCurve, RandomAccessPoint, Section, TlbKind,
 };
-use memtune_core::store::load_path;
-use std::path::Path;
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -54,9 +55,7 @@ const H200_LIKE_ATOMICS: &[(u64, f64)] = &[
 /// (`tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json`: TLB, read curve,
 /// bandwidths), with `atomics` as its device atomic curve.
 fn recorded_h200(atomics: &[(u64, f64)]) -> Profile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json");
-    let mut p = load_path(&path).unwrap();
+    let mut p = profile("tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json");
     let curve = device_curve(&mut p);
     assert!(curve.atomic_points.is_empty(), "recorded before atomics");
     curve.atomic_points = points(atomics);

@@ -3,18 +3,14 @@
 //! TLB cliff (zero-copy past its first level, the P100's L2 TLB) and leave device-memory
 //! scopes on a flat-TLB GPU to the autotuner.
 
+mod common;
+
+use common::profile;
 use memtune_core::plan::{self, Approach, Certainty, GroupingWorkload, SamplingWorkload};
 use memtune_core::profile::{MemoryKind, Profile};
-use memtune_core::store::load_path;
-use std::path::Path;
 
 const GIB: u64 = 1 << 30;
 const MIB: u64 = 1 << 20;
-
-fn profile(rel: &str) -> Profile {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    load_path(&root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
 
 fn h100() -> Profile {
     profile("tests/fixtures/h100.json")
@@ -111,9 +107,7 @@ fn one_pass_is_always_sure() {
 /// them), and device memory never bets.
 #[test]
 fn zero_copy_at_the_knee_takes_a_small_bet() {
-    let p = profile(
-        "benchmarks/results/h100/2026-11-25-a0c8e126/profile-GPU-a0c8e126-4152-9b33-7f87-3a79ad4282da.json",
-    );
+    let p = profile("tests/fixtures/h100/GPU-a0c8e126-4152-9b33-7f87-3a79ad4282da.json");
     for reads in [16, 64, 1024] {
         for region in [64 * MIB, 128 * MIB, 256 * MIB, 384 * MIB] {
             let u = plan::sampling_untimed(&p, &sampling(region, MemoryKind::Pinned, reads));

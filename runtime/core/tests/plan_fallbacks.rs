@@ -1,10 +1,12 @@
 //! Planners on profiles that lack data or show no boundary, bad workloads, and the plans'
 //! JSON form.
 
+mod common;
+
+use common::{grouping_of, sampling_of};
 use memtune_core::default::builtin;
 use memtune_core::plan::{
-    grouping, sampling, stencil, Approach, Dtype, GroupingWorkload, PlanError, SamplingWorkload,
-    StencilWorkload, Variant,
+    grouping, sampling, stencil, Approach, Dtype, PlanError, StencilWorkload, Variant,
 };
 use memtune_core::{
     MemoryKind, Profile, RandomAccessCurve, RandomAccessPoint, Section, TlbKind, TlbLevel,
@@ -12,23 +14,6 @@ use memtune_core::{
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
-
-fn sampling_of(region_bytes: u64, memory: MemoryKind) -> SamplingWorkload {
-    SamplingWorkload {
-        region_bytes,
-        memory,
-        reads_per_thread: 1024,
-    }
-}
-
-fn grouping_of(table_bytes: u64) -> GroupingWorkload {
-    GroupingWorkload {
-        table_bytes,
-        table_memory: MemoryKind::Device,
-        input_memory: MemoryKind::Pinned,
-        input_bytes: None,
-    }
-}
 
 fn curve(points: &[(u64, f64)], knee_bytes: Option<u64>) -> RandomAccessCurve {
     RandomAccessCurve {

@@ -4,18 +4,17 @@
 //! 1 GiB), far below the 64 GiB TLB reach the curve's `knee_bytes` reports. These falls are
 //! boundaries now.
 
-use memtune_core::plan::{grouping, sampling, Approach, GroupingWorkload, SamplingWorkload};
+mod common;
+
+use common::{grouping_of, profile, sampling_of};
+use memtune_core::plan::{grouping, sampling, Approach, SamplingWorkload};
 use memtune_core::profile::{MemoryKind, Profile, Section};
-use memtune_core::store::load_path;
-use std::path::Path;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 fn h200() -> Profile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json");
-    load_path(&path).unwrap()
+    profile("tests/fixtures/h200/GPU-7f83d1da-1dd5-b9a0-d254-cdc000fc2131.json")
 }
 
 /// The same profile with an ASSUMED draw cost of 0.05 on the device curve: that run did not
@@ -30,21 +29,9 @@ fn h200_with_draw_cost(d: f64) -> Profile {
     p
 }
 
-fn sampling_of(region_bytes: u64) -> SamplingWorkload {
-    SamplingWorkload {
-        region_bytes,
-        memory: MemoryKind::Device,
-        reads_per_thread: 1024,
-    }
-}
-
-fn grouping_of(table_bytes: u64) -> GroupingWorkload {
-    GroupingWorkload {
-        table_bytes,
-        table_memory: MemoryKind::Device,
-        input_memory: MemoryKind::Pinned,
-        input_bytes: None,
-    }
+/// Random reads over `region_bytes` of device memory.
+fn device_sampling(region_bytes: u64) -> SamplingWorkload {
+    sampling_of(region_bytes, MemoryKind::Device)
 }
 
 fn has_reason(reasons: &[String], needle: &str) -> bool {
@@ -53,7 +40,7 @@ fn has_reason(reasons: &[String], needle: &str) -> bool {
 
 #[test]
 fn cache_falls_below_the_region_are_boundaries() {
-    let plan = sampling::plan(&h200(), &sampling_of(256 * MIB)).unwrap();
+    let plan = sampling::plan(&h200(), &device_sampling(256 * MIB)).unwrap();
     // The knee (64 GiB) and the TLB reaches (256 MiB, 64 GiB) are not below 256 MiB; the
     // L2-capacity falls at 32, 64 and 128 MiB are.
     for at in ["32 MiB", "64 MiB", "128 MiB"] {
@@ -74,9 +61,9 @@ fn assumed_draw_cost_scopes_sampling_in_the_l2_range() {
     // 256 MiB: 8 passes of 32 MiB, each within the first L2 fall (1.05 against the fastest
     // read, instead of 1.88 over the region; 8 draws of 0.05 overlapped with them).
     // 1 GiB: scopes of at most 128 MiB, below the falls at 256 and 512 MiB.
-    let plan = sampling::plan(&p, &sampling_of(256 * MIB)).unwrap();
+    let plan = sampling::plan(&p, &device_sampling(256 * MIB)).unwrap();
     assert_eq!((plan.passes, plan.scope_bytes), (8, 32 * MIB), "{plan:#?}");
-    let plan = sampling::plan(&p, &sampling_of(GIB)).unwrap();
+    let plan = sampling::plan(&p, &device_sampling(GIB)).unwrap();
     assert!(
         plan.passes > 1 && plan.scope_bytes <= 128 * MIB && plan.predicted_speedup >= 1.2,
         "{plan:#?}"
@@ -90,7 +77,7 @@ fn assumed_draw_cost_scopes_sampling_in_the_l2_range() {
     );
     // 16 GiB: the curve is flat from 1 GiB on (2.23 over 4 GiB, 2.09 over 1 GiB), so a
     // scope small enough to gain needs so many passes that their draws cost more.
-    let plan = sampling::plan(&p, &sampling_of(16 * GIB)).unwrap();
+    let plan = sampling::plan(&p, &device_sampling(16 * GIB)).unwrap();
     assert_eq!(plan.passes, 1, "{plan:#?}");
 }
 
@@ -101,9 +88,9 @@ fn default_draw_cost_scopes_only_small_regions() {
     // 1 GiB and 4 GiB the curve falls too little beyond 256 MiB for 1/8 per redraw: the
     // best split is predicted 0.95x, not scoped.
     let p = h200();
-    let plan = sampling::plan(&p, &sampling_of(128 * MIB)).unwrap();
+    let plan = sampling::plan(&p, &device_sampling(128 * MIB)).unwrap();
     assert_eq!((plan.passes, plan.scope_bytes), (4, 32 * MIB), "{plan:#?}");
-    let plan = sampling::plan(&p, &sampling_of(256 * MIB)).unwrap();
+    let plan = sampling::plan(&p, &device_sampling(256 * MIB)).unwrap();
     assert_eq!((plan.passes, plan.scope_bytes), (4, 64 * MIB), "{plan:#?}");
     assert!(
         has_reason(
@@ -113,7 +100,7 @@ fn default_draw_cost_scopes_only_small_regions() {
         "{plan:#?}"
     );
     for region in [GIB, 4 * GIB] {
-        let plan = sampling::plan(&p, &sampling_of(region)).unwrap();
+        let plan = sampling::plan(&p, &device_sampling(region)).unwrap();
         assert_eq!((plan.passes, plan.scope_bytes), (1, region), "{plan:#?}");
         assert!(has_reason(&plan.reasons, "is predicted 0.95x"), "{plan:#?}");
     }

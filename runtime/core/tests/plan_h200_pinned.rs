@@ -1,4 +1,4 @@
-//! Zero-copy plans from the profiles of three H200s recorded in session 4, against the
+//! Zero-copy plans from the profiles of six H200s recorded on 2026-11-22, against the
 //! scoped sweeps the benchmark measured on each of those machines. Unscoped passes over
 //! 64-256 MiB of pinned memory ran 0-8% slower there than passes kept within the first
 //! pinned TLB level's reach (24-60 MiB), which the probe's flat curve does not show: the
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 const MIB: u64 = 1 << 20;
 
-/// (profile, the benchmark's sampling JSON) of each machine: session 4's three, and session
-/// 5's runs 2-4 (runs 1 and 5 are `a_profile_without_a_first_pinned_level_bets_nothing`).
+/// (profile, the benchmark's sampling JSON) of each machine (two more H200s, `9f7d556a` and
+/// `d1f5cc0f`, are `a_profile_without_a_first_pinned_level_bets_nothing`).
 const MACHINES: [(&str, &str); 6] = [
     (
         "GPU-e7a919e5-af96-f04b-bf90-0f50e59d1451.json",
@@ -173,9 +173,8 @@ fn grouping_256(p: &Profile) -> GroupingPlan {
 
 #[test]
 fn a_pinned_table_is_scoped_within_the_first_reach_when_the_bet_pays() {
-    // Session 4's rerun machine: its sweep had copy 8 x 32 MiB within 0.1% of the best
-    // (92.5 ms), one pass 1.4% over it. Session 5's second run: one pass 118.6 ms, copy
-    // 16 x 16 MiB 93.5 ms, the best.
+    // `31a92612`: its sweep had copy 8 x 32 MiB within 0.1% of the best (92.5 ms), one pass
+    // 1.4% over it. `af2e01be`: one pass 118.6 ms, copy 16 x 16 MiB 93.5 ms, the best.
     let (profile, _) = MACHINES[1];
     let mut p = load_path(&fixture(profile)).unwrap();
     let plan = grouping_256(&p);
@@ -194,7 +193,7 @@ fn a_pinned_table_is_scoped_within_the_first_reach_when_the_bet_pays() {
 
 #[test]
 fn a_profile_without_a_first_pinned_level_bets_nothing() {
-    // Session 5's runs 1 and 5: the fastest pinned level their probes found reaches 480 MiB
+    // `9f7d556a` and `d1f5cc0f`: the fastest pinned level their probes found reaches 480 MiB
     // (960 x 512 KiB) and 1648 MiB (206 x 8 MiB), so at 64-256 MiB there is no reach to keep
     // scopes within. Their sweeps had 16-64 MiB scopes 5-10% faster than one pass where one
     // pass stayed (the 1.106 and 1.061 misses).
@@ -217,7 +216,7 @@ fn a_profile_without_a_first_pinned_level_bets_nothing() {
 
 #[test]
 fn a_region_at_the_zero_copy_knee_is_split() {
-    // Session 6 runs 5 and 6: the probes' own buffers read 512 MiB nearly as fast as 256
+    // `1af0ae31` and `c600d2e3`: the probes' own buffers read 512 MiB nearly as fast as 256
     // MiB (their knee), and the plans kept one pass, 1.21x and 1.29x the best in the
     // benchmark. At the knee, pinned memory is priced one doubling on.
     for run in [
@@ -233,8 +232,8 @@ fn a_region_at_the_zero_copy_knee_is_split() {
     }
 }
 
-/// Session 7 run 1's profile and benchmark sweeps (sampling or grouping).
-fn session7_run1(bench: &str) -> (Profile, Vec<Value>) {
+/// The H200 `661d3e91`'s profile and benchmark sweeps (sampling or grouping).
+fn h200_661d3e91(bench: &str) -> (Profile, Vec<Value>) {
     let p = load_path(&fixture("GPU-661d3e91-2159-b4db-99fb-7836e312516d.json")).unwrap();
     let text = std::fs::read_to_string(fixture(&format!("bench-{bench}-661d3e91.json"))).unwrap();
     let json: Value = serde_json::from_str(&text).unwrap();
@@ -252,11 +251,11 @@ fn over_best(row: &Value, config: &str) -> f64 {
 
 #[test]
 fn a_bet_too_costly_within_the_first_reach_takes_a_safe_split_over_it() {
-    // Session 7 run 1: the first pinned level reached only 5.3 MiB (1367 x 4 KiB). One pass
+    // `661d3e91`: the first pinned level reached only 5.3 MiB (1367 x 4 KiB). One pass
     // over 256 MiB ran 1.062x the best there, as the 49 passes within that reach were too
     // costly a bet (and the curve read 128 MiB 3% slower than 256 MiB). Every split of
     // 16-128 MiB ran within 2% of the best.
-    let (p, rows) = session7_run1("sampling");
+    let (p, rows) = h200_661d3e91("sampling");
     let plan = plan(&p, 256 * MIB);
     assert!(
         (2..=32).contains(&plan.passes) && plan.scope_bytes > first_pinned_reach(&p),
@@ -277,10 +276,10 @@ fn a_bet_too_costly_within_the_first_reach_takes_a_safe_split_over_it() {
 
 #[test]
 fn a_pinned_table_is_not_scoped_at_the_knee() {
-    // Session 7 run 1: naive 2 x 512 MiB, scopes at the zero-copy knee (512 MiB), ran 1.066x
+    // `661d3e91`: naive 2 x 512 MiB, scopes at the zero-copy knee (512 MiB), ran 1.066x
     // the best (copy 8 x 128 MiB) into a 1 GiB pinned table. Priced one doubling on, 512
     // MiB scopes lose to smaller ones.
-    let (p, rows) = session7_run1("grouping");
+    let (p, rows) = h200_661d3e91("grouping");
     let w = GroupingWorkload {
         table_bytes: 1 << 30,
         table_memory: MemoryKind::Pinned,

@@ -1,4 +1,4 @@
-//! The NVIDIA H200 profile recorded on 2026-11-22 in session 4
+//! The NVIDIA H200 profile recorded on 2026-11-22
 //! (`tests/fixtures/h200/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json`), whose
 //! random-access curve was measured with the shipped sampling kernel: L1 hits (about 600 G
 //! reads/s at 64-128 KiB), L2 hits (150 G/s up to 16 MiB), the L2's fall to 37 G/s, and the
@@ -6,18 +6,17 @@
 //! (`tests/fixtures/h200/bench-sampling-2eda6f3a.json`) are what these plans are checked
 //! against.
 
+mod common;
+
+use common::profile;
 use memtune_core::plan::sampling::{self, SamplingWorkload};
 use memtune_core::profile::{MemoryKind, Profile, Section};
-use memtune_core::store::load_path;
-use std::path::Path;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 fn h200() -> Profile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/h200/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json");
-    load_path(&path).unwrap()
+    profile("tests/fixtures/h200/GPU-2eda6f3a-a5da-b9f5-67af-3fce4c31008e.json")
 }
 
 /// The benchmark's workloads: 1024 reads a thread on device memory, 16 zero-copy.

@@ -243,7 +243,7 @@ fn streaming_within_the_margin_of_staged_keeps_staged() {
 
 #[test]
 fn streaming_a_few_percent_faster_than_plain_streams() {
-    // The H200's 512³ f64 x1 entry (session 3): plain 0.649 ms, staged 1.076 ms, streaming
+    // An H200's 512³ f64 x1 entry (2026-11-22): plain 0.649 ms, staged 1.076 ms, streaming
     // 0.620 ms, 1.046x plain. The bench measured the same order (plain 0.655, streaming
     // 0.622), so staying plain lost 5.6%.
     let p = with_streaming(

@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use memtune_core::reuse::{parallel, ExactAnalyzer, ShardsAnalyzer};
+use memtune_tests::rng::SplitMix64;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -14,12 +15,9 @@ fn env(name: &str, default: u64) -> u64 {
         .map_or(default, |v| v as u64)
 }
 
-/// splitmix64 stream.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// A splitmix64 hash of `i`: the first output of the generator seeded with `i`.
+fn mix(i: u64) -> u64 {
+    SplitMix64(i).next_u64()
 }
 
 /// Uniform over `d` items (no locality: the hardest case for caches and for the merge),

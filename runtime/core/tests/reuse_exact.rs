@@ -6,23 +6,7 @@ use std::collections::HashSet;
 use memtune_core::reuse::{
     analyze_slice, exact, log2_bin, Distances, ExactAnalyzer, Histogram, Mode, Options, COLD,
 };
-
-/// splitmix64: a small deterministic generator for test traces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use memtune_tests::rng::SplitMix64;
 
 /// O(N^2) definition: distinct items strictly between the previous use and this one.
 fn brute(t: &[u64]) -> Vec<u64> {
@@ -76,7 +60,7 @@ fn reuse_hand_computed() {
 
 #[test]
 fn reuse_exact_equals_brute_force_on_random_traces() {
-    let mut rng = Rng(1);
+    let mut rng = SplitMix64(1);
     for case in 0..300 {
         let len = rng.below(400) as usize;
         let alphabet = 1 + rng.below(if case % 3 == 0 { 8 } else { 60 });
@@ -94,7 +78,7 @@ fn reuse_exact_equals_brute_force_on_random_traces() {
 #[test]
 fn reuse_exact_equals_lru_list_through_window_compactions() {
     // Long enough to renumber the time window many times, with locality and without.
-    let mut rng = Rng(2);
+    let mut rng = SplitMix64(2);
     for (len, alphabet) in [(30_000usize, 200u64), (20_000, 3_000), (20_000, 5)] {
         let t: Vec<u64> = (0..len)
             .map(|i| {
@@ -112,7 +96,7 @@ fn reuse_exact_equals_lru_list_through_window_compactions() {
 
 #[test]
 fn reuse_analyzer_streams_in_batches() {
-    let mut rng = Rng(3);
+    let mut rng = SplitMix64(3);
     let t: Vec<u64> = (0..10_000).map(|_| rng.below(500)).collect();
     let mut a = ExactAnalyzer::new();
     for part in t.chunks(777) {

@@ -3,19 +3,12 @@
 //! large against a sub-trace, exact on loops, the adjustment shown to matter both ways.
 
 use memtune_core::reuse::{analyze_slice, exact, Histogram, HpRdaConfig, Mode, Options};
+use memtune_tests::rng::SplitMix64;
 
-/// splitmix64: deterministic test traces.
+/// `n` references uniform over `items` (splitmix64 from `seed`).
 fn uniform(n: usize, items: u64, seed: u64) -> Vec<u64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % items
-        })
-        .collect()
+    let mut rng = SplitMix64(seed);
+    (0..n).map(|_| rng.below(items)).collect()
 }
 
 fn hp_rda(t: &[u64], config: HpRdaConfig) -> Histogram {

@@ -5,26 +5,10 @@ use memtune_core::reuse::{
     analyze_slice, exact, merge, parallel, summarize, ChunkSummary, Merger, Mode, Options,
     ParallelAnalyzer, ReuseError,
 };
-
-/// splitmix64: a small deterministic generator for test traces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use memtune_tests::rng::SplitMix64;
 
 /// A trace with locality at several scales: a moving window, a hot set and random reuse.
-fn trace(rng: &mut Rng, len: usize, alphabet: u64) -> Vec<u64> {
+fn trace(rng: &mut SplitMix64, len: usize, alphabet: u64) -> Vec<u64> {
     (0..len)
         .map(|i| match rng.below(3) {
             0 => (i as u64 / 4 + rng.below(16)) % alphabet,
@@ -35,7 +19,7 @@ fn trace(rng: &mut Rng, len: usize, alphabet: u64) -> Vec<u64> {
 }
 
 /// Splits `t` at `k - 1` random cut points (chunks may be empty).
-fn random_split<'a>(rng: &mut Rng, t: &'a [u64], k: usize) -> Vec<&'a [u64]> {
+fn random_split<'a>(rng: &mut SplitMix64, t: &'a [u64], k: usize) -> Vec<&'a [u64]> {
     let mut cuts: Vec<usize> = (0..k - 1)
         .map(|_| rng.below(t.len() as u64 + 1) as usize)
         .collect();
@@ -52,7 +36,7 @@ fn random_split<'a>(rng: &mut Rng, t: &'a [u64], k: usize) -> Vec<&'a [u64]> {
 
 #[test]
 fn reuse_merge_of_2_to_16_chunks_equals_whole() {
-    let mut rng = Rng(10);
+    let mut rng = SplitMix64(10);
     for case in 0..24 {
         let len = 1 + rng.below(2_500) as usize;
         let alphabet = 1 + rng.below(if case % 2 == 0 { 40 } else { 800 });
@@ -84,7 +68,7 @@ fn reuse_hand_computed_merge() {
 #[test]
 fn reuse_summaries_round_trip_through_json() {
     // Chunks analyzed elsewhere (another machine, a map-reduce worker) come back as JSON.
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64(11);
     let t = trace(&mut rng, 2_000, 300);
     let mut m = Merger::new();
     for part in t.chunks(300) {
@@ -105,7 +89,7 @@ fn reuse_inconsistent_summary_is_an_error() {
 
 #[test]
 fn reuse_parallel_equals_sequential() {
-    let mut rng = Rng(12);
+    let mut rng = SplitMix64(12);
     for case in 0..8 {
         let len = rng.below(12_000) as usize;
         let alphabet = 1 + rng.below(5_000);
@@ -123,7 +107,7 @@ fn reuse_parallel_equals_sequential() {
 
 #[test]
 fn reuse_parallel_streams_through_analyze() {
-    let mut rng = Rng(13);
+    let mut rng = SplitMix64(13);
     let t = trace(&mut rng, 50_000, 2_000);
     let opts = Options {
         threads: 2,

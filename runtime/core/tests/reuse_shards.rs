@@ -6,28 +6,12 @@ use std::sync::OnceLock;
 use memtune_core::reuse::{
     analyze_slice, exact, Histogram, Mode, Options, Sampling, ShardsAnalyzer,
 };
-
-/// splitmix64: a small deterministic generator for test traces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use memtune_tests::rng::SplitMix64;
 
 /// A trace with a broad miss-ratio curve: 70% of references drawn with a skew over `items`
 /// (item `items * u^2`), 30% looping over another region a tenth that size.
 fn synthetic(seed: u64, len: usize, items: u64) -> Vec<u64> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let region = items / 10;
     (0..len)
         .map(|i| {

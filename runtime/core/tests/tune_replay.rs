@@ -42,27 +42,27 @@ const RUNS: [(&str, &str); 9] = [
     ),
     (
         "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/bench/bench-sampling.json",
-        "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/profile-GPU-e4ca9cc1-9894-07ce-6614-7f62bef2b3f2.json",
+        "tests/fixtures/h100/GPU-e4ca9cc1-9894-07ce-6614-7f62bef2b3f2.json",
     ),
     (
         "benchmarks/results/h100/2026-11-26-57090dfd/bench-sampling.json",
-        "benchmarks/results/h100/2026-11-26-57090dfd/profile-GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
+        "tests/fixtures/h100/GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
     ),
     (
         "benchmarks/results/h100/2026-11-25-a0c8e126/bench-sampling.json",
-        "benchmarks/results/h100/2026-11-25-a0c8e126/profile-GPU-a0c8e126-4152-9b33-7f87-3a79ad4282da.json",
+        "tests/fixtures/h100/GPU-a0c8e126-4152-9b33-7f87-3a79ad4282da.json",
     ),
     (
         "benchmarks/results/h100/2026-11-25-b9cd8c3b/bench-sampling.json",
-        "benchmarks/results/h100/2026-11-25-b9cd8c3b/profile-GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json",
+        "tests/fixtures/h100/GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json",
     ),
     (
         "benchmarks/results/h200/2026-11-22-c9f64bde/bench/bench-sampling.json",
-        "benchmarks/results/h200/2026-11-22-c9f64bde/profiles/GPU-c9f64bde-1a33-a799-a0e2-48ad3a5b26aa.json",
+        "tests/fixtures/h200/GPU-c9f64bde-1a33-a799-a0e2-48ad3a5b26aa.json",
     ),
     (
         "benchmarks/results/h200/2026-11-22-2f0122bd/bench/bench-sampling.json",
-        "benchmarks/results/h200/2026-11-22-2f0122bd/profiles/GPU-2f0122bd-39ab-bf54-3486-d0d5344992cb.json",
+        "tests/fixtures/h200/GPU-2f0122bd-39ab-bf54-3486-d0d5344992cb.json",
     ),
 ];
 
@@ -371,19 +371,19 @@ fn the_autotuner_replayed_on_recorded_sweeps_lands_near_the_best() {
 const GROUPING_RUNS: [(&str, &str); 4] = [
     (
         "benchmarks/results/h100/2026-11-26-57090dfd/bench-grouping-pinned.json",
-        "benchmarks/results/h100/2026-11-26-57090dfd/profile-GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
+        "tests/fixtures/h100/GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
     ),
     (
         "benchmarks/results/h100/2026-11-25-b9cd8c3b/bench-grouping.json",
-        "benchmarks/results/h100/2026-11-25-b9cd8c3b/profile-GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json",
+        "tests/fixtures/h100/GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json",
     ),
     (
         "benchmarks/results/h200/2026-11-22-c9f64bde/bench/bench-grouping.json",
-        "benchmarks/results/h200/2026-11-22-c9f64bde/profiles/GPU-c9f64bde-1a33-a799-a0e2-48ad3a5b26aa.json",
+        "tests/fixtures/h200/GPU-c9f64bde-1a33-a799-a0e2-48ad3a5b26aa.json",
     ),
     (
         "benchmarks/results/h200/2026-11-22-2f0122bd/bench/bench-grouping.json",
-        "benchmarks/results/h200/2026-11-22-2f0122bd/profiles/GPU-2f0122bd-39ab-bf54-3486-d0d5344992cb.json",
+        "tests/fixtures/h200/GPU-2f0122bd-39ab-bf54-3486-d0d5344992cb.json",
     ),
 ];
 

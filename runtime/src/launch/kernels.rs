@@ -1,7 +1,7 @@
 //! Each kernel's launch sequence, written once and shared by the untimed launches
 //! ([`Runtime::sampling`], [`Runtime::grouping`], [`Runtime::stencil_f32`]) and the timed
 //! ones ([`Runtime::time_sampling`], [`Runtime::time_grouping`],
-//! [`Runtime::time_stencil_f32`]).
+//! [`Runtime::time_stencil`]).
 //!
 //! The launches take raw device pointers and only enqueue work on the stream, so they are
 //! `unsafe`: every caller states why its buffers are large enough and outlive the

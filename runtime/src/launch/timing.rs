@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use cudarc::driver::{result, LaunchConfig, PushKernelArg};
-use memtune_core::plan::{Approach, GroupingPlan, SamplingPlan, StencilPlan};
+use memtune_core::plan::{Approach, Dtype, GroupingPlan, SamplingPlan, StencilPlan};
 use memtune_core::MemoryKind;
 use memtune_kernels::digest;
 use memtune_kernels::params::{GroupingBucket, GroupingCounters, GroupingParams, SamplingParams};
@@ -76,12 +76,12 @@ impl Runtime {
         self.resident_repeating(kind, len, pattern)
     }
 
-    /// `data` copied to device memory once, for [`Runtime::time_stencil_f32`].
+    /// `data` copied to device memory once, for [`Runtime::time_stencil`].
     pub fn resident_f32(&mut self, data: &[f32]) -> Result<Resident, LaunchError> {
         self.resident_repeating(MemoryKind::Device, data.len() as u64, data)
     }
 
-    /// `data` copied to device memory once, for [`Runtime::time_stencil_f64`].
+    /// `data` copied to device memory once, for [`Runtime::time_stencil`].
     pub fn resident_f64(&mut self, data: &[f64]) -> Result<Resident, LaunchError> {
         self.resident_repeating(MemoryKind::Device, data.len() as u64, data)
     }
@@ -255,32 +255,25 @@ impl Runtime {
         Ok((grouping_digest(&buckets, c[0].sentinel_count), timing))
     }
 
-    /// Timing of one stencil sweep ([`Runtime::stencil_f32`]) over the resident `input`;
-    /// returns a digest of the output's bits ([`memtune_kernels::digest::words`]) and the runs' times.
-    pub fn time_stencil_f32(
+    /// Timing of one stencil sweep ([`Runtime::stencil_f32`], [`Runtime::stencil_f64`])
+    /// over the resident `input` of `dtype` cells; returns a digest of the output's bits
+    /// ([`memtune_kernels::digest::words`]) and the runs' times.
+    pub fn time_stencil(
         &mut self,
         input: &Resident,
+        dtype: Dtype,
         dims: [u32; 3],
         repeats: u32,
         plan: &StencilPlan,
         runs: usize,
     ) -> Result<(u64, Timing), LaunchError> {
-        self.time_stencil::<f32>(input, dims, repeats, plan, runs)
+        match dtype {
+            Dtype::F32 => self.time_stencil_as::<f32>(input, dims, repeats, plan, runs),
+            Dtype::F64 => self.time_stencil_as::<f64>(input, dims, repeats, plan, runs),
+        }
     }
 
-    /// As [`Runtime::time_stencil_f32`], in double precision.
-    pub fn time_stencil_f64(
-        &mut self,
-        input: &Resident,
-        dims: [u32; 3],
-        repeats: u32,
-        plan: &StencilPlan,
-        runs: usize,
-    ) -> Result<(u64, Timing), LaunchError> {
-        self.time_stencil::<f64>(input, dims, repeats, plan, runs)
-    }
-
-    fn time_stencil<T: StencilElement>(
+    fn time_stencil_as<T: StencilElement>(
         &mut self,
         input: &Resident,
         dims: [u32; 3],

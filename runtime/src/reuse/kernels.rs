@@ -69,6 +69,25 @@ pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
     stream.alloc_zeros::<T>(len).map_err(cuda("cuMemAlloc"))
 }
 
+/// The merge passes of a sort of `n` entries whose tiles of [`k::BLOCK`] are sorted:
+/// `pass(cuts, tiles, width)` merges the sorted runs of `width` entries pairwise (splitting
+/// the work over the tiles into `cuts`, two entries a tile), for widths doubling from one
+/// tile until one run spans all `n`.
+fn merge_passes(
+    stream: &Arc<CudaStream>,
+    n: u32,
+    mut pass: impl FnMut(&mut CudaSlice<u32>, u32, u32) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let tiles = n.div_ceil(k::BLOCK);
+    let mut cuts = zeros::<u32>(stream, 2 * tiles as usize)?;
+    let mut width = k::BLOCK;
+    while width < n {
+        pass(&mut cuts, tiles, width)?;
+        width = width.saturating_mul(2);
+    }
+    Ok(())
+}
+
 /// The part's items (uploaded) with their global positions, sorted stably by item.
 pub(super) fn sort_items(
     stream: &Arc<CudaStream>,
@@ -100,17 +119,14 @@ pub(super) fn sort_items(
         &mut aux,
         &n
     );
-    let tiles = n.div_ceil(k::BLOCK);
-    let mut cuts = zeros::<u32>(stream, 2 * tiles as usize)?;
-    let mut width = k::BLOCK;
-    while width < n {
+    merge_passes(stream, n, |cuts, tiles, width| {
         launch!(
             stream,
             &kernels.partition_items,
             tiles,
             "memtune_reuse_partition_items",
             &keys,
-            &mut cuts,
+            &mut *cuts,
             &n,
             &width
         );
@@ -121,7 +137,7 @@ pub(super) fn sort_items(
             "memtune_reuse_merge_items",
             &keys,
             &aux,
-            &cuts,
+            &*cuts,
             &mut keys2,
             &mut aux2,
             &n,
@@ -129,8 +145,8 @@ pub(super) fn sort_items(
         );
         std::mem::swap(&mut keys, &mut keys2);
         std::mem::swap(&mut aux, &mut aux2);
-        width = width.saturating_mul(2);
-    }
+        Ok(())
+    })?;
     Ok((keys, aux))
 }
 
@@ -168,17 +184,14 @@ pub(super) fn sort_next(
         &mut counts,
         &n
     );
-    let tiles = n.div_ceil(k::BLOCK);
-    let mut cuts = zeros::<u32>(stream, 2 * tiles as usize)?;
-    let mut width = k::BLOCK;
-    while width < n {
+    merge_passes(stream, n, |cuts, tiles, width| {
         launch!(
             stream,
             &kernels.partition_next,
             tiles,
             "memtune_reuse_partition_next",
             &next,
-            &mut cuts,
+            &mut *cuts,
             &n,
             &width
         );
@@ -190,7 +203,7 @@ pub(super) fn sort_next(
             &next,
             &pos,
             &counts,
-            &cuts,
+            &*cuts,
             &mut next2,
             &mut pos2,
             &mut counts2,
@@ -200,7 +213,7 @@ pub(super) fn sort_next(
         std::mem::swap(&mut next, &mut next2);
         std::mem::swap(&mut pos, &mut pos2);
         std::mem::swap(&mut counts, &mut counts2);
-        width = width.saturating_mul(2);
-    }
+        Ok(())
+    })?;
     Ok((next, pos, counts))
 }

@@ -212,10 +212,7 @@ impl Workload for Stencil {
         plan: &StencilPlan,
         runs: usize,
     ) -> Result<(String, Timing), LaunchError> {
-        let (digest, t) = match c.dtype {
-            Dtype::F32 => rt.time_stencil_f32(input, c.dims, c.repeats, plan, runs)?,
-            Dtype::F64 => rt.time_stencil_f64(input, c.dims, c.repeats, plan, runs)?,
-        };
+        let (digest, t) = rt.time_stencil(input, c.dtype, c.dims, c.repeats, plan, runs)?;
         Ok((format!("{digest:016x}"), t))
     }
 }

@@ -299,8 +299,7 @@ fn hp_rda_on_the_lackey_fixture_is_within_one_percent_of_exact_and_adjusting_hel
 fn exact_gpu_gives_the_exact_histogram_or_says_there_is_no_gpu() {
     let env = Env::new();
     let trace = env.file("t.txt", &cycle(16, 5));
-    let gpu = std::env::var("MEMTUNE_GPU_TESTS").as_deref() == Ok("1");
-    let mut cmd = env.cmd(&[
+    let args = [
         "reuse",
         trace.to_str().unwrap(),
         "--mode",
@@ -310,22 +309,12 @@ fn exact_gpu_gives_the_exact_histogram_or_says_there_is_no_gpu() {
         "--json",
         "--bins",
         "exact",
-    ]);
-    if gpu {
-        // Env hides the GPUs from every other test.
-        cmd.env_remove("CUDA_VISIBLE_DEVICES");
-    }
-    let r = common::Run(cmd.output().expect("cargo-tune runs"));
-    if gpu || r.code() == 0 {
-        r.expect(0);
-        let doc = r.json();
+    ];
+    if let Some(doc) = env.gpu_json(&args, "exact-gpu") {
         assert_eq!(doc["mode"], "exact-gpu");
         assert_eq!(doc["histogram"], serde_json::json!([[15, 64]]));
         assert_eq!(doc["cold"], 16);
         assert_eq!(doc["gpu"]["parts"][0]["references"], 80);
-    } else {
-        r.expect(3);
-        assert!(r.stderr().contains("exact-gpu"), "{}", r.stderr());
     }
 }
 
@@ -334,15 +323,15 @@ fn gpu_flags_are_refused_outside_exact_gpu_and_bad_lists_are_named() {
     let env = Env::new();
     let trace = env.file("t.txt", &cycle(4, 2));
     let t = trace.to_str().unwrap();
-    let r = env.run(&["reuse", t, "--gpus", "0"]);
-    r.expect(2);
-    assert!(r.stderr().contains("--mode exact-gpu"), "{}", r.stderr());
-    let r = env.run(&["reuse", t, "--mode", "exact-gpu", "--gpus", "0,x"]);
-    r.expect(2);
-    assert!(r.stderr().contains("--gpus 0,x"), "{}", r.stderr());
-    let r = env.run(&["reuse", t, "--mode", "exact-gpu", "--gpus", "1,1"]);
-    r.expect(2);
-    assert!(r.stderr().contains("named twice"), "{}", r.stderr());
+    env.run(&["reuse", t, "--gpus", "0"])
+        .expect(2)
+        .says_on_stderr("--mode exact-gpu");
+    env.run(&["reuse", t, "--mode", "exact-gpu", "--gpus", "0,x"])
+        .expect(2)
+        .says_on_stderr("--gpus 0,x");
+    env.run(&["reuse", t, "--mode", "exact-gpu", "--gpus", "1,1"])
+        .expect(2)
+        .says_on_stderr("named twice");
 }
 
 #[test]
@@ -355,7 +344,7 @@ fn gpu_replay_needs_a_profile_and_device_memory_and_sets_latency_beside_the_pred
         "/../../tests/fixtures/h100.json"
     );
     env.run(&["reuse", t, "--gpu-replay"]).expect(2);
-    let r = env.run(&[
+    env.run(&[
         "reuse",
         t,
         "--gpu-replay",
@@ -363,18 +352,11 @@ fn gpu_replay_needs_a_profile_and_device_memory_and_sets_latency_beside_the_pred
         profile,
         "--memory",
         "pinned",
-    ]);
-    r.expect(2);
-    assert!(r.stderr().contains("--memory device"), "{}", r.stderr());
-    let gpu = std::env::var("MEMTUNE_GPU_TESTS").as_deref() == Ok("1");
-    let mut cmd = env.cmd(&["reuse", t, "--gpu-replay", "--profile", profile, "--json"]);
-    if gpu {
-        cmd.env_remove("CUDA_VISIBLE_DEVICES");
-    }
-    let r = common::Run(cmd.output().expect("cargo-tune runs"));
-    if gpu || r.code() == 0 {
-        r.expect(0);
-        let doc = r.json();
+    ])
+    .expect(2)
+    .says_on_stderr("--memory device");
+    let args = ["reuse", t, "--gpu-replay", "--profile", profile, "--json"];
+    if let Some(doc) = env.gpu_json(&args, "--gpu-replay") {
         let g = &doc["gpu_replay"];
         assert_eq!(g["loads"], 4096);
         assert!(
@@ -385,8 +367,5 @@ fn gpu_replay_needs_a_profile_and_device_memory_and_sets_latency_beside_the_pred
             g["predicted_cycles"].as_f64().is_some_and(|c| c > 0.0),
             "{g}"
         );
-    } else {
-        r.expect(3);
-        assert!(r.stderr().contains("--gpu-replay"), "{}", r.stderr());
     }
 }

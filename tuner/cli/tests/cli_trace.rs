@@ -94,22 +94,18 @@ fn stencil_reuses_stay_within_two_planes_and_bounds_hold() {
     let mut capped = all.clone();
     capped.pop();
     capped.extend([small.to_str().unwrap(), "--max-references", "100"]);
-    let r = env.run(&capped);
-    r.expect(4);
-    assert!(
-        r.stderr().contains("--max-references 100"),
-        "{}",
-        r.stderr()
-    );
+    env.run(&capped)
+        .expect(4)
+        .says_on_stderr("--max-references 100");
     assert!(!small.exists(), "nothing is written");
-    let r = env.run(&[
+    env.run(&[
         "trace",
         "grouping",
         "--distinct",
         "1000000",
         "--max-buckets",
         "1024",
-    ]);
-    r.expect(2);
-    assert!(r.stderr().contains("--max-buckets 1024"), "{}", r.stderr());
+    ])
+    .expect(2)
+    .says_on_stderr("--max-buckets 1024");
 }

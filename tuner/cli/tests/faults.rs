@@ -5,24 +5,11 @@
 mod common;
 
 use common::Env;
+use memtune_tests::SIM_TWO_KINDS;
 use serde_json::Value;
 
-/// Device and pinned memory, each with one TLB level, and one cache level.
-const TWO_KINDS: &str = r#"{
-  "schema": "memtune-sim/1", "name": "two-kinds", "sm_count": 8, "clock_mhz": 1000,
-  "l2_hit_cycles": 200,
-  "memory_kinds": {
-    "device": { "size_bytes": 4294967296,
-      "tlb": [ { "entries": 16, "page_bytes": 2097152, "miss_cycles": 50 } ] },
-    "pinned": { "size_bytes": 1073741824, "extra_cycles": 400,
-      "tlb": [ { "entries": 32, "page_bytes": 65536, "miss_cycles": 80 } ] }
-  },
-  "caches": [ { "name": "L2", "size_bytes": 1048576, "line_bytes": 128, "ways": 16, "hit_cycles": 200 } ],
-  "dram_cycles": 500
-}"#;
-
 fn probe(env: &Env, fault: Option<&str>, out: &str) -> common::Run {
-    let config = env.file("two-kinds.json", TWO_KINDS);
+    let config = env.file("two-kinds.json", SIM_TWO_KINDS);
     let out = env.dir.path().join(out);
     let mut cmd = env.cmd(&[
         "probe".as_ref(),

@@ -5,10 +5,12 @@
 //! reason, the others are measured, the profile is whole and the exit code 7. Ctrl-C stops
 //! a GPU probe with exit 130 and writes nothing.
 
+mod common;
+
 use memtune_tests::gpu_tests_enabled;
 use serde_json::Value;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tempfile::TempDir;
 
 fn cargo_tune(cache: &std::path::Path) -> Command {
@@ -80,12 +82,7 @@ fn ctrl_c_stops_a_gpu_probe_with_130_and_writes_nothing() {
     // Past the kernel compiles, into the sweeps that hold device memory.
     std::thread::sleep(Duration::from_secs(8));
     assert!(child.try_wait().unwrap().is_none(), "the probe ended early");
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let sent = common::send_sigint(&child);
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(130), "stderr:\n{stderr}");

@@ -156,19 +156,22 @@ fn fifo_as_output_is_refused_without_hanging_and_stays_a_fifo() {
 #[test]
 fn plot_and_bench_folders_must_be_folders() {
     let env = Env::new();
+    let probe_plotting_to = |plots: &Path| {
+        env.run(&[
+            "probe",
+            "--simulate",
+            "k80",
+            "-o",
+            "-",
+            "--plot",
+            plots.to_str().unwrap(),
+        ])
+    };
     let file = env.file("not-a-dir", "x");
-    env.run(&[
-        "probe",
-        "--simulate",
-        "k80",
-        "-o",
-        "-",
-        "--plot",
-        file.to_str().unwrap(),
-    ])
-    .expect(5)
-    .says("not-a-dir")
-    .says("directory");
+    probe_plotting_to(&file)
+        .expect(5)
+        .says("not-a-dir")
+        .says("directory");
     assert_eq!(fs::read_to_string(&file).unwrap(), "x");
     // Refused before any GPU is looked for.
     env.run(&["bench", "sampling", "--out", file.to_str().unwrap()])
@@ -178,17 +181,7 @@ fn plot_and_bench_folders_must_be_folders() {
     let plots = env.dir.path().join("plots");
     fs::create_dir(&plots).unwrap();
     symlink(&file, plots.join("tlb-device.svg")).unwrap();
-    env.run(&[
-        "probe",
-        "--simulate",
-        "k80",
-        "-o",
-        "-",
-        "--plot",
-        plots.to_str().unwrap(),
-    ])
-    .expect(5)
-    .says("tlb-device.svg");
+    probe_plotting_to(&plots).expect(5).says("tlb-device.svg");
     assert_eq!(fs::read_to_string(&file).unwrap(), "x");
 }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use common::Env;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Three kinds of three TLB levels each, two caches and sharing: several seconds of
@@ -81,12 +81,7 @@ fn interrupt(env: &Env, out: &str, after: Duration) -> (i32, String, String, Dur
         child.try_wait().unwrap().is_none(),
         "the probe ended before the signal: make LONG longer"
     );
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let sent = common::send_sigint(&child);
     // The probe notices between two measurements: well under a second.
     while child.try_wait().unwrap().is_none() {
         if sent.elapsed() > Duration::from_secs(30) {

@@ -14,17 +14,9 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The profile of the run in [`RUN`] (a fixture: tests read it).
 fn profile_path() -> PathBuf {
-    let dir = repo().join(RUN);
-    std::fs::read_dir(&dir)
-        .expect("the H100 run folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("profile-GPU-"))
-        })
-        .expect("a profile in the H100 run folder")
+    repo().join("tests/fixtures/h100/GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json")
 }
 
 /// The system's fonts; `None` (test skipped) where there are none, except on CI.

@@ -89,32 +89,29 @@ impl PathProbe<'_> {
         Ok(decision)
     }
 
+    /// `quick` in a quick probe, else `full`.
+    fn quick_or(&self, quick: u64, full: u64) -> u64 {
+        if self.quick {
+            quick
+        } else {
+            full
+        }
+    }
+
     /// How far past the last rise the coarse sweep (and the latency beyond it) goes.
     pub(crate) fn past_last_rise(&self) -> u64 {
-        if self.quick {
-            QUICK_PAST_LAST_RISE
-        } else {
-            PAST_LAST_RISE
-        }
+        self.quick_or(QUICK_PAST_LAST_RISE, PAST_LAST_RISE)
     }
 
     /// The footprint the coarse sweep reaches at least.
     pub(crate) fn span(&self) -> u64 {
-        if self.quick {
-            QUICK_SPAN
-        } else {
-            SPAN
-        }
+        self.quick_or(QUICK_SPAN, SPAN)
     }
 
     /// Rings longer than this get a bisection without the ramp fit (quick: any ring past
     /// the cheap ones: on an H200 the L2 levels' long rings are most of a quick probe's time).
     pub(crate) fn long_elements(&self) -> u64 {
-        if self.quick {
-            CHEAP_ELEMENTS
-        } else {
-            LONG_ELEMENTS
-        }
+        self.quick_or(CHEAP_ELEMENTS, LONG_ELEMENTS)
     }
 
     pub(crate) fn ring_cap(&self) -> u64 {

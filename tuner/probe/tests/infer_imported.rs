@@ -10,6 +10,7 @@ use memtune_probe::import::{self, write_long, write_seed};
 use memtune_probe::infer_tlb_in;
 use memtune_probe::sim::{NoiseConfig, SimConfig, Simulator};
 use memtune_probe::MemorySystem;
+use memtune_tests::rng::{SplitMix64, GOLDEN};
 use std::path::PathBuf;
 
 const KIB: u64 = 1 << 10;
@@ -80,23 +81,12 @@ const P100: [WindowSpec; 3] = [
     },
 ];
 
-/// SplitMix64 with Box-Muller: deterministic noise for the resampled files.
-struct Rng(u64);
-
-impl Rng {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn gaussian(&mut self) -> f64 {
-        let u1 = 1.0 - self.next_f64();
-        let u2 = self.next_f64();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
+/// A standard Gaussian draw (Box-Muller over SplitMix64): deterministic noise for the
+/// resampled files.
+fn gaussian(rng: &mut SplitMix64) -> f64 {
+    let u1 = 1.0 - rng.unit();
+    let u2 = rng.unit();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 /// The footprints of one window: `points` linearly spaced at multiples of the largest
@@ -135,7 +125,7 @@ fn resample(config: &SimConfig, windows: &[WindowSpec], seed: u64) -> Vec<String
     let mut quiet = config.clone();
     quiet.noise = NoiseConfig::default();
     let mut sim = Simulator::new(quiet);
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xd1b5_4a32_d192_ed03);
+    let mut rng = SplitMix64(seed.wrapping_mul(GOLDEN) ^ 0xd1b5_4a32_d192_ed03);
     windows
         .iter()
         .map(|w| {
@@ -155,7 +145,7 @@ fn resample(config: &SimConfig, windows: &[WindowSpec], seed: u64) -> Vec<String
                     let clean = sim
                         .chase(MemoryKind::Device, c.stride_bytes, footprint, 0)
                         .expect("the simulated chase");
-                    let noisy = (clean * (1.0 + w.noise * rng.gaussian())).round();
+                    let noisy = (clean * (1.0 + w.noise * gaussian(&mut rng))).round();
                     c.points.push(ChasePoint {
                         footprint_bytes: footprint,
                         cycles_per_load: noisy,

@@ -2,7 +2,10 @@
 //! ways recovered exactly, hit latencies within 10%, with the built-in noise (2% jitter,
 //! 0.1% spikes) under several seeds, and the probe's cost on an H200-like hierarchy.
 
-use memtune_core::profile::{CacheCarveout, CacheHierarchy, CachePath, MemoryKind, Section};
+mod common;
+
+use common::{Hooked, Hooks};
+use memtune_core::profile::{CacheCarveout, CacheHierarchy, CachePath, Section};
 use memtune_probe::sim::{CacheLevelConfig, SimConfig, Simulator};
 use memtune_probe::{
     probe_caches, BackendError, Carveout, LoadPath, MemorySystem, NoProgress, ProbeOptions,
@@ -274,7 +277,6 @@ fn h200_like(seed: u64) -> SimConfig {
 /// of launch, plus the warm-up walk and the timed loads at the latency measured, at the
 /// simulated clock.
 struct Timed {
-    sim: Simulator,
     calls: u64,
     loads: u64,
     seconds: f64,
@@ -283,51 +285,22 @@ struct Timed {
 }
 
 impl Timed {
-    fn new(config: SimConfig) -> Timed {
-        Timed {
-            sim: Simulator::new(config),
+    /// The simulator of `config`, timed.
+    fn new(config: SimConfig) -> Hooked<Timed> {
+        let timed = Timed {
             calls: 0,
             loads: 0,
             seconds: 0.0,
             fail: None,
-        }
+        };
+        Hooked::new(config, timed)
     }
 }
 
-impl MemorySystem for Timed {
-    fn name(&self) -> String {
-        self.sim.name()
-    }
-    fn clock_mhz(&self) -> f64 {
-        self.sim.clock_mhz()
-    }
-    fn sm_count(&self) -> u32 {
-        self.sim.sm_count()
-    }
-    fn kinds(&self) -> Vec<MemoryKind> {
-        self.sim.kinds()
-    }
-    fn max_footprint(&self, kind: MemoryKind) -> u64 {
-        self.sim.max_footprint(kind)
-    }
-    fn chase(&mut self, k: MemoryKind, s: u64, f: u64, sm: u32) -> Result<f64, BackendError> {
-        self.sim.chase(k, s, f, sm)
-    }
-    fn chase_pair(
-        &mut self,
-        k: MemoryKind,
-        s: u64,
-        f: u64,
-        sm: u32,
-        other: u32,
-    ) -> Result<f64, BackendError> {
-        self.sim.chase_pair(k, s, f, sm, other)
-    }
-    fn random_access(&mut self, k: MemoryKind, region: u64) -> Result<f64, BackendError> {
-        self.sim.random_access(k, region)
-    }
+impl Hooks for Timed {
     fn cache_chase(
         &mut self,
+        sim: &mut Simulator,
         path: LoadPath,
         carveout: Carveout,
         stride: u64,
@@ -338,19 +311,13 @@ impl MemorySystem for Timed {
                 message: "injected".to_string(),
             });
         }
-        let cycles = self.sim.cache_chase(path, carveout, stride, footprint)?;
+        let cycles = sim.cache_chase(path, carveout, stride, footprint)?;
         let elements = (footprint / stride).max(1);
         let loads = elements + elements.min(TIMED_LOADS_CAP);
         self.calls += 1;
         self.loads += loads;
-        self.seconds += 30e-6 + loads as f64 * cycles / (self.sim.clock_mhz() * 1e6);
+        self.seconds += 30e-6 + loads as f64 * cycles / (sim.clock_mhz() * 1e6);
         Ok(cycles)
-    }
-    fn max_chase_elements(&self) -> u64 {
-        self.sim.max_chase_elements()
-    }
-    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
-        self.sim.shared_memory_latency()
     }
 }
 
@@ -365,10 +332,10 @@ fn timed_probe(config: &SimConfig, quick: bool) -> (CacheHierarchy, f64) {
     let result = probe_caches(&mut timed, &options, &mut NoProgress);
     assert_eq!(
         (result.loads, result.chase_calls),
-        (timed.loads, timed.calls)
+        (timed.hooks.loads, timed.hooks.calls)
     );
     match result.section {
-        Section::Measured(h) => (h, timed.seconds),
+        Section::Measured(h) => (h, timed.hooks.seconds),
         other => panic!("{}", other.status_line()),
     }
 }
@@ -489,7 +456,7 @@ fn a_failing_chase_fails_the_section() {
     config.constant_caches = SimConfig::builtin("gt200").unwrap().constant_caches;
     config.constant_miss_cycles = Some(476.0);
     let mut timed = Timed::new(config);
-    timed.fail = Some(LoadPath::Constant);
+    timed.hooks.fail = Some(LoadPath::Constant);
     let result = probe_caches(&mut timed, &ProbeOptions::default(), &mut NoProgress);
     match result.section {
         Section::Failed { reason } => assert!(reason.contains("launch failed"), "{reason}"),

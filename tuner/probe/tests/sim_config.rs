@@ -42,6 +42,14 @@ fn assert_mentions(message: &str, parts: &[&str]) {
     }
 }
 
+/// For each `(from, to, parts)`: `GOOD` with `from` replaced by `to` is refused with an
+/// error that mentions every one of `parts`.
+fn assert_edits_refused(cases: &[(&str, &str, &[&str])]) {
+    for (from, to, parts) in cases {
+        assert_mentions(&error_of(&with(from, to)), parts);
+    }
+}
+
 #[test]
 fn good_file_loads_with_defaults() {
     let config = SimConfig::from_json_str(GOOD, "gpus/test.json").unwrap();
@@ -120,103 +128,109 @@ fn missing_keys_name_their_path() {
 
 #[test]
 fn zero_and_negative_values() {
-    let e = error_of(&with(r#""size_bytes": 1073741824"#, r#""size_bytes": 0"#));
-    assert_mentions(
-        &e,
-        &[
-            "gpus/test.json",
-            "`memory_kinds.device.size_bytes`",
-            "must be positive",
-        ],
-    );
-    let e = error_of(&with(r#""entries": 16"#, r#""entries": -16"#));
-    assert_mentions(
-        &e,
-        &[
-            "`memory_kinds.device.tlb[0].entries`",
-            "-16",
-            "must be positive",
-        ],
-    );
-    let e = error_of(&with(r#""clock_mhz": 1000"#, r#""clock_mhz": 0"#));
-    assert_mentions(&e, &["`clock_mhz`", "must be positive", "MHz"]);
-    let e = error_of(&with(r#""sm_count": 8"#, r#""sm_count": -2"#));
-    assert_mentions(&e, &["`sm_count`", "must be positive"]);
-    let e = error_of(&with(r#""miss_cycles": 10"#, r#""miss_cycles": -1"#));
-    assert_mentions(
-        &e,
-        &[
-            "`memory_kinds.device.tlb[0].miss_cycles`",
-            "must be positive",
-        ],
-    );
-    let e = error_of(&with(r#""extra_cycles": 0"#, r#""extra_cycles": -5"#));
-    assert_mentions(
-        &e,
-        &["`memory_kinds.device.extra_cycles`", "must not be negative"],
-    );
-    let e = error_of(&with(r#""entries": 16"#, r#""entries": 1.5"#));
-    assert_mentions(
-        &e,
-        &["`memory_kinds.device.tlb[0].entries`", "not a whole number"],
-    );
-    let e = error_of(&with(r#""entries": 16"#, r#""entries": "16""#));
-    assert_mentions(
-        &e,
-        &["`memory_kinds.device.tlb[0].entries`", "not a number"],
-    );
+    assert_edits_refused(&[
+        (
+            r#""size_bytes": 1073741824"#,
+            r#""size_bytes": 0"#,
+            &[
+                "gpus/test.json",
+                "`memory_kinds.device.size_bytes`",
+                "must be positive",
+            ],
+        ),
+        (
+            r#""entries": 16"#,
+            r#""entries": -16"#,
+            &[
+                "`memory_kinds.device.tlb[0].entries`",
+                "-16",
+                "must be positive",
+            ],
+        ),
+        (
+            r#""clock_mhz": 1000"#,
+            r#""clock_mhz": 0"#,
+            &["`clock_mhz`", "must be positive", "MHz"],
+        ),
+        (
+            r#""sm_count": 8"#,
+            r#""sm_count": -2"#,
+            &["`sm_count`", "must be positive"],
+        ),
+        (
+            r#""miss_cycles": 10"#,
+            r#""miss_cycles": -1"#,
+            &[
+                "`memory_kinds.device.tlb[0].miss_cycles`",
+                "must be positive",
+            ],
+        ),
+        (
+            r#""extra_cycles": 0"#,
+            r#""extra_cycles": -5"#,
+            &["`memory_kinds.device.extra_cycles`", "must not be negative"],
+        ),
+        (
+            r#""entries": 16"#,
+            r#""entries": 1.5"#,
+            &["`memory_kinds.device.tlb[0].entries`", "not a whole number"],
+        ),
+        (
+            r#""entries": 16"#,
+            r#""entries": "16""#,
+            &["`memory_kinds.device.tlb[0].entries`", "not a number"],
+        ),
+    ]);
 }
 
 #[test]
 fn pages_larger_than_memory_or_not_powers_of_two() {
-    let e = error_of(&with(
-        r#""size_bytes": 1073741824"#,
-        r#""size_bytes": 1048576"#,
-    ));
-    assert_mentions(
-        &e,
-        &[
-            "`memory_kinds.device.tlb[0].page_bytes`",
-            "larger than the memory",
-            "1048576",
-        ],
-    );
-    let e = error_of(&with(
-        r#""page_bytes": 2097152, "miss_cycles": 10"#,
-        r#""page_bytes": 3000000, "miss_cycles": 10"#,
-    ));
-    assert_mentions(
-        &e,
-        &[
-            "`memory_kinds.device.tlb[0].page_bytes`",
-            "not a power of two",
-        ],
-    );
+    assert_edits_refused(&[
+        (
+            r#""size_bytes": 1073741824"#,
+            r#""size_bytes": 1048576"#,
+            &[
+                "`memory_kinds.device.tlb[0].page_bytes`",
+                "larger than the memory",
+                "1048576",
+            ],
+        ),
+        (
+            r#""page_bytes": 2097152, "miss_cycles": 10"#,
+            r#""page_bytes": 3000000, "miss_cycles": 10"#,
+            &[
+                "`memory_kinds.device.tlb[0].page_bytes`",
+                "not a power of two",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn ways_and_sharing_must_make_sense() {
-    let e = error_of(&with(r#""ways": 8"#, r#""ways": 65"#));
-    assert_mentions(
-        &e,
-        &[
-            "`memory_kinds.device.tlb[1].ways`",
-            "more than the level's 64 entries",
-        ],
-    );
-    let e = error_of(&with(r#""ways": 8"#, r#""ways": 0"#));
-    assert_mentions(
-        &e,
-        &["`memory_kinds.device.tlb[1].ways`", "must be positive"],
-    );
-    let e = error_of(&with(r#""shared_by_sms": 4"#, r#""shared_by_sms": 9"#));
-    assert_mentions(
-        &e,
-        &[
-            "`memory_kinds.device.tlb[1].shared_by_sms`",
-            "more than sm_count (8)",
-        ],
-    );
+    assert_edits_refused(&[
+        (
+            r#""ways": 8"#,
+            r#""ways": 65"#,
+            &[
+                "`memory_kinds.device.tlb[1].ways`",
+                "more than the level's 64 entries",
+            ],
+        ),
+        (
+            r#""ways": 8"#,
+            r#""ways": 0"#,
+            &["`memory_kinds.device.tlb[1].ways`", "must be positive"],
+        ),
+        (
+            r#""shared_by_sms": 4"#,
+            r#""shared_by_sms": 9"#,
+            &[
+                "`memory_kinds.device.tlb[1].shared_by_sms`",
+                "more than sm_count (8)",
+            ],
+        ),
+    ]);
     // Ways that do not divide the entries are fine: the remainder spreads over the sets.
     assert!(SimConfig::from_json_str(&with(r#""ways": 8"#, r#""ways": 7"#), "x").is_ok());
 }

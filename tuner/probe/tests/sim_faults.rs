@@ -9,21 +9,10 @@ use memtune_probe::sim::{SimConfig, Simulator};
 use memtune_probe::{
     probe_caches, probe_tlb, BackendError, Cancel, NoProgress, ProbeOptions, ProgressEvent,
 };
-
-/// Device and pinned memory, each with one TLB level.
-const TWO_KINDS: &str = r#"{
-  "schema": "memtune-sim/1", "name": "two-kinds", "sm_count": 8, "clock_mhz": 1000,
-  "l2_hit_cycles": 200,
-  "memory_kinds": {
-    "device": { "size_bytes": 4294967296,
-      "tlb": [ { "entries": 16, "page_bytes": 2097152, "miss_cycles": 50 } ] },
-    "pinned": { "size_bytes": 1073741824, "extra_cycles": 400,
-      "tlb": [ { "entries": 32, "page_bytes": 65536, "miss_cycles": 80 } ] }
-  }
-}"#;
+use memtune_tests::SIM_TWO_KINDS;
 
 fn sim(faults: &str) -> Simulator {
-    let config = SimConfig::from_json_str(TWO_KINDS, "two-kinds").unwrap();
+    let config = SimConfig::from_json_str(SIM_TWO_KINDS, "two-kinds").unwrap();
     let faults = if faults.is_empty() {
         Faults::none()
     } else {

@@ -5,45 +5,31 @@
 
 mod common;
 
-use common::{assert_matches, custom, device, probe, tlb_of, GIB};
+use common::{assert_matches, custom, device, probe, tlb_of, Hooked, Hooks, GIB};
 use memtune_core::profile::MemoryKind;
 use memtune_probe::sim::{NoiseConfig, SimConfig, Simulator};
 use memtune_probe::{probe_tlb, BackendError, MemorySystem, NoProgress, ProbeOptions};
+use memtune_tests::rng::{mix, GOLDEN};
 
 /// Latency effects that are not TLB misses, over a simulated GPU: a bump that comes back
 /// down (for some chain lengths the chain's lines spread over far L2 partitions), a
 /// persistent rise seen at one stride only, and a fixed offset per chain for short chains
 /// (which partitions their few lines happen to live in).
 struct WithL2Effects {
-    inner: Simulator,
     bump: (u64, u64, f64),
     lone_rise: (u64, u64, f64),
 }
 
-impl MemorySystem for WithL2Effects {
-    fn name(&self) -> String {
-        self.inner.name()
-    }
-    fn clock_mhz(&self) -> f64 {
-        self.inner.clock_mhz()
-    }
-    fn sm_count(&self) -> u32 {
-        self.inner.sm_count()
-    }
-    fn kinds(&self) -> Vec<MemoryKind> {
-        self.inner.kinds()
-    }
-    fn max_footprint(&self, kind: MemoryKind) -> u64 {
-        self.inner.max_footprint(kind)
-    }
+impl Hooks for WithL2Effects {
     fn chase(
         &mut self,
+        sim: &mut Simulator,
         kind: MemoryKind,
         stride: u64,
         footprint: u64,
         sm: u32,
     ) -> Result<f64, BackendError> {
-        let cycles = self.inner.chase(kind, stride, footprint, sm)?;
+        let cycles = sim.chase(kind, stride, footprint, sm)?;
         let (from, to, bump) = self.bump;
         let (rise_stride, rise_from, rise) = self.lone_rise;
         let loads = footprint / stride;
@@ -56,25 +42,10 @@ impl MemorySystem for WithL2Effects {
         }
         if loads < 16 {
             // Fixed per chain, -0.5%..+0.5% (a SplitMix64 finaliser as the hash).
-            let mut z = stride.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ loads;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            factor += ((z ^ (z >> 31)) % 11) as f64 / 1000.0 - 0.005;
+            let z = mix(stride.wrapping_mul(GOLDEN) ^ loads);
+            factor += (z % 11) as f64 / 1000.0 - 0.005;
         }
         Ok(cycles * factor)
-    }
-    fn chase_pair(
-        &mut self,
-        kind: MemoryKind,
-        stride: u64,
-        footprint: u64,
-        sm: u32,
-        other: u32,
-    ) -> Result<f64, BackendError> {
-        self.inner.chase_pair(kind, stride, footprint, sm, other)
-    }
-    fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
-        self.inner.random_access(kind, region)
     }
 }
 
@@ -89,11 +60,13 @@ fn latency_effects_that_are_not_tlb_make_no_level() {
                 outlier_rate: 0.0,
                 seed,
             };
-            let mut system = WithL2Effects {
-                inner: Simulator::new(config.clone()),
-                bump: (160, 320, 0.015),
-                lone_rise: (256 * 1024, 24 * MIB, 0.015),
-            };
+            let mut system = Hooked::new(
+                config.clone(),
+                WithL2Effects {
+                    bump: (160, 320, 0.015),
+                    lone_rise: (256 * 1024, 24 * MIB, 0.015),
+                },
+            );
             let options = ProbeOptions {
                 random_access: false,
                 ..ProbeOptions::default()
@@ -107,56 +80,12 @@ fn latency_effects_that_are_not_tlb_make_no_level() {
 
 /// A memory system that fails one kind and refuses large allocations of another.
 struct Flaky {
-    inner: Simulator,
     failing: MemoryKind,
     allocation_limit: u64,
 }
 
-impl MemorySystem for Flaky {
-    fn name(&self) -> String {
-        self.inner.name()
-    }
-    fn clock_mhz(&self) -> f64 {
-        self.inner.clock_mhz()
-    }
-    fn sm_count(&self) -> u32 {
-        self.inner.sm_count()
-    }
-    fn kinds(&self) -> Vec<MemoryKind> {
-        self.inner.kinds()
-    }
-    fn max_footprint(&self, kind: MemoryKind) -> u64 {
-        self.inner.max_footprint(kind)
-    }
-    fn chase(
-        &mut self,
-        kind: MemoryKind,
-        stride: u64,
-        footprint: u64,
-        sm: u32,
-    ) -> Result<f64, BackendError> {
-        self.check(kind, footprint)?;
-        self.inner.chase(kind, stride, footprint, sm)
-    }
-    fn chase_pair(
-        &mut self,
-        kind: MemoryKind,
-        stride: u64,
-        footprint: u64,
-        sm: u32,
-        other: u32,
-    ) -> Result<f64, BackendError> {
-        self.check(kind, footprint)?;
-        self.inner.chase_pair(kind, stride, footprint, sm, other)
-    }
-    fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
-        self.check(kind, region)?;
-        self.inner.random_access(kind, region)
-    }
-}
-
-impl Flaky {
-    fn check(&self, kind: MemoryKind, bytes: u64) -> Result<(), BackendError> {
+impl Hooks for Flaky {
+    fn admit(&mut self, kind: MemoryKind, bytes: u64) -> Result<(), BackendError> {
         if kind == self.failing {
             return Err(BackendError::Launch {
                 message: "injected failure".to_string(),
@@ -181,11 +110,13 @@ fn a_failed_kind_does_not_stop_the_others_and_allocation_limits_lower_the_bound(
                 {"entries": 65, "page_bytes": 33554432, "miss_cycles": 110, "ways": 8}]},
             "pinned": {"size_bytes": 17179869184, "extra_cycles": 700, "tlb": []}"#,
     );
-    let mut flaky = Flaky {
-        inner: Simulator::new(config.clone()),
-        failing: MemoryKind::Pinned,
-        allocation_limit: 6 * GIB,
-    };
+    let mut flaky = Hooked::new(
+        config.clone(),
+        Flaky {
+            failing: MemoryKind::Pinned,
+            allocation_limit: 6 * GIB,
+        },
+    );
     let result = probe_tlb(&mut flaky, &ProbeOptions::default(), &mut NoProgress);
     assert!(matches!(
         result.tlb[&MemoryKind::Pinned],
@@ -237,50 +168,13 @@ fn progress_reaches_the_end() {
 /// A simulated GPU that also answers random atomics on device memory: at half the read
 /// rate, or failing its check from some region on.
 struct WithAtomics {
-    inner: Simulator,
     failing_from: Option<u64>,
 }
 
-impl MemorySystem for WithAtomics {
-    fn name(&self) -> String {
-        self.inner.name()
-    }
-    fn clock_mhz(&self) -> f64 {
-        self.inner.clock_mhz()
-    }
-    fn sm_count(&self) -> u32 {
-        self.inner.sm_count()
-    }
-    fn kinds(&self) -> Vec<MemoryKind> {
-        self.inner.kinds()
-    }
-    fn max_footprint(&self, kind: MemoryKind) -> u64 {
-        self.inner.max_footprint(kind)
-    }
-    fn chase(
-        &mut self,
-        kind: MemoryKind,
-        stride: u64,
-        footprint: u64,
-        sm: u32,
-    ) -> Result<f64, BackendError> {
-        self.inner.chase(kind, stride, footprint, sm)
-    }
-    fn chase_pair(
-        &mut self,
-        kind: MemoryKind,
-        stride: u64,
-        footprint: u64,
-        sm: u32,
-        other: u32,
-    ) -> Result<f64, BackendError> {
-        self.inner.chase_pair(kind, stride, footprint, sm, other)
-    }
-    fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
-        self.inner.random_access(kind, region)
-    }
+impl Hooks for WithAtomics {
     fn random_atomic(
         &mut self,
+        sim: &mut Simulator,
         kind: MemoryKind,
         region: u64,
     ) -> Result<Option<f64>, BackendError> {
@@ -292,7 +186,7 @@ impl MemorySystem for WithAtomics {
                 message: "the words sum to 1, not 2".to_string(),
             });
         }
-        Ok(Some(self.inner.random_access(kind, region)? / 2.0))
+        Ok(Some(sim.random_access(kind, region)? / 2.0))
     }
 }
 
@@ -309,10 +203,7 @@ fn atomics_are_kept_for_device_memory_and_a_failure_leaves_the_read_curve() {
         kinds: vec![MemoryKind::Device, MemoryKind::Pinned],
         ..ProbeOptions::default()
     };
-    let mut system = WithAtomics {
-        inner: Simulator::new(config.clone()),
-        failing_from: None,
-    };
+    let mut system = Hooked::new(config.clone(), WithAtomics { failing_from: None });
     let result = probe_tlb(&mut system, &options, &mut NoProgress);
     let device = result.random_access[&MemoryKind::Device].as_ref().unwrap();
     let mut regions: Vec<u64> = device.points.iter().map(|p| p.region_bytes).collect();
@@ -334,10 +225,12 @@ fn atomics_are_kept_for_device_memory_and_a_failure_leaves_the_read_curve() {
     );
     assert!(result.warnings.iter().all(|w| !w.contains("atomics")));
 
-    let mut system = WithAtomics {
-        inner: Simulator::new(config),
-        failing_from: Some(1 << 20),
-    };
+    let mut system = Hooked::new(
+        config,
+        WithAtomics {
+            failing_from: Some(1 << 20),
+        },
+    );
     let result = probe_tlb(&mut system, &options, &mut NoProgress);
     let device = result.random_access[&MemoryKind::Device].as_ref().unwrap();
     assert!(!device.points.is_empty(), "the read curve stands");

@@ -170,7 +170,7 @@ pub(crate) fn plan_with_hedge(
     // Passes that only read the device buffer add up either way. A table in pinned memory
     // takes its atomics over the host link too, so with pinned input the two add up again
     // (an H200: naive 16 x 16 MiB 103.5 ms against copy's 92.8 ms for a 256 MiB pinned
-    // table; session 6 run 5).
+    // table; the H200 `1af0ae31`).
     let shares_link =
         workload.table_memory == MemoryKind::Pinned && workload.input_memory == MemoryKind::Pinned;
     let overlap = |input: f64, inserts: f64| {

@@ -179,19 +179,7 @@ pub(super) fn probe_gpu(
     } else {
         let bar = crate::progress::Bar::new(format!("GPU {ordinal}: bandwidth"), ctx.quiet);
         let measured = memtune_probe::gpu::bandwidth::measure(ordinal, &id, args.quick, faults);
-        interrupt::check(unwritten)?;
-        bar.finish(if measured.is_ok() {
-            "measured"
-        } else {
-            "failed"
-        });
-        measured.map_or_else(
-            |e| {
-                failed = true;
-                Section::failed(e.to_string())
-            },
-            Section::Measured,
-        )
+        section_of(measured, bar, unwritten, &mut failed)?
     };
     profile.shared_memory_staging = if args.no_staging {
         Section::not_measured("skipped (--no-staging)")
@@ -209,22 +197,33 @@ pub(super) fn probe_gpu(
                     &mut |f, d| bar.update(f, d),
                 )
             });
-        interrupt::check(unwritten)?;
-        bar.finish(if measured.is_ok() {
-            "measured"
-        } else {
-            "failed"
-        });
-        measured.map_or_else(
-            |e| {
-                failed = true;
-                Section::failed(e.to_string())
-            },
-            Section::Measured,
-        )
+        section_of(measured, bar, unwritten, &mut failed)?
     };
     profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
     Ok((profile, failed))
+}
+
+/// The profile's section for the measurement `bar` showed, or `Err` if a Ctrl-C came
+/// during it. The bar ends saying how it went; a failed measurement sets `failed`.
+fn section_of<T, E: std::fmt::Display>(
+    measured: Result<T, E>,
+    bar: crate::progress::Bar,
+    unwritten: &str,
+    failed: &mut bool,
+) -> Result<Section<T>, CliError> {
+    interrupt::check(unwritten)?;
+    bar.finish(if measured.is_ok() {
+        "measured"
+    } else {
+        "failed"
+    });
+    Ok(measured.map_or_else(
+        |e| {
+            *failed = true;
+            Section::failed(e.to_string())
+        },
+        Section::Measured,
+    ))
 }
 
 /// Writes charts if asked, and reports where.

@@ -1,4 +1,4 @@
-//! What the CLI tests share: a scratch project and user cache, and a finished run.
+//! What the CLI tests share: a scratch project and user cache, a finished run, and Ctrl-C.
 #![allow(dead_code)]
 
 use serde_json::Value;
@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -51,6 +51,26 @@ impl Env {
     pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Run {
         Run(self.cmd(args).output().unwrap())
     }
+    /// Runs `args`, which need a GPU: with the GPUs visible when GPU tests run
+    /// (`MEMTUNE_GPU_TESTS=1`), hidden as in every other test otherwise. The JSON output of
+    /// a run that succeeded (as it must with GPU tests on); `None` for a run without a GPU,
+    /// which must exit 3 naming `needs` on stderr.
+    #[track_caller]
+    pub fn gpu_json(&self, args: &[&str], needs: &str) -> Option<Value> {
+        let gpu = std::env::var("MEMTUNE_GPU_TESTS").as_deref() == Ok("1");
+        let mut cmd = self.cmd(args);
+        if gpu {
+            cmd.env_remove("CUDA_VISIBLE_DEVICES");
+        }
+        let r = Run(cmd.output().expect("cargo-tune runs"));
+        if gpu || r.code() == 0 {
+            r.expect(0);
+            Some(r.json())
+        } else {
+            r.expect(3).says_on_stderr(needs);
+            None
+        }
+    }
 }
 
 /// Runs `cmd` to its end, failing the test (and killing it) if it takes more than `limit`:
@@ -94,6 +114,17 @@ pub fn run_within(mut cmd: Command, limit: Duration) -> Run {
     })
 }
 
+/// Sends SIGINT (what Ctrl-C sends) to `child`; returns when it was sent.
+pub fn send_sigint(child: &Child) -> Instant {
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    sent
+}
+
 pub struct Run(pub Output);
 
 impl Run {
@@ -118,6 +149,11 @@ impl Run {
             self.stdout(),
             self.stderr()
         );
+        self
+    }
+    #[track_caller]
+    pub fn says_on_stderr(&self, needle: &str) -> &Self {
+        assert!(self.stderr().contains(needle), "{}", self.stderr());
         self
     }
     #[track_caller]

@@ -370,18 +370,7 @@ impl Gpu {
         footprint: u64,
         sm: u32,
     ) -> Result<f64, GpuError> {
-        let count = Self::ring_count(stride, footprint, MAX_CHASE_ELEMENTS)?;
-        self.fault(FaultOp::Alloc, FaultSection::Tlb(kind))?;
-        let base = self.buffer(kind, footprint)?;
-        self.filled_words = 0;
-        self.fault(FaultOp::Launch, FaultSection::Tlb(kind))?;
-        self.init_ring(base, stride, count)?;
-        let out = self.run_targeted(
-            false,
-            timed_steps(kind),
-            (base, 0, count as u32, sm as i32, -1),
-        )?;
-        Ok(out[0] as f64 / f64::from(timed_steps(kind)))
+        self.chase_rings(kind, stride, footprint, sm, None)
     }
 
     /// As `chase`, while SM `other` walks a ring of the same shape over the next
@@ -394,23 +383,37 @@ impl Gpu {
         sm: u32,
         other: u32,
     ) -> Result<f64, GpuError> {
+        self.chase_rings(kind, stride, footprint, sm, Some(other))
+    }
+
+    /// `chase` (`other` none) or `chase_pair`: SM `sm`'s ring at the start of the buffer,
+    /// `other`'s after it.
+    fn chase_rings(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+        other: Option<u32>,
+    ) -> Result<f64, GpuError> {
         let count = Self::ring_count(stride, footprint, MAX_CHASE_ELEMENTS)?;
         self.fault(FaultOp::Alloc, FaultSection::Tlb(kind))?;
-        let base = self.buffer(kind, 2 * footprint)?;
+        let rings = if other.is_some() { 2 } else { 1 };
+        let base = self.buffer(kind, rings * footprint)?;
         self.filled_words = 0;
         self.fault(FaultOp::Launch, FaultSection::Tlb(kind))?;
         self.init_ring(base, stride, count)?;
-        self.init_ring(base + footprint, stride, count)?;
+        let (base_b, sm_b) = match other {
+            Some(other) => {
+                self.init_ring(base + footprint, stride, count)?;
+                (base + footprint, other as i32)
+            }
+            None => (0, -1),
+        };
         let out = self.run_targeted(
-            true,
+            other.is_some(),
             timed_steps(kind),
-            (
-                base,
-                base + footprint,
-                count as u32,
-                sm as i32,
-                other as i32,
-            ),
+            (base, base_b, count as u32, sm as i32, sm_b),
         )?;
         Ok(out[0] as f64 / f64::from(timed_steps(kind)))
     }

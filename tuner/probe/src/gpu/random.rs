@@ -136,9 +136,9 @@ impl Gpu {
     /// of about 0.2 to 1 ms (atomics run at L2 at tens of G/s, a few G/s where they contend on
     /// a few words or miss to DRAM) plus zeroing and summing the region at memory bandwidth
     /// (about 60 ms at 100 GiB); the probe's regions, doubling from 64 KiB to about 110 GiB,
-    /// take about 0.25 s together. Pinned memory's (measured, session 6): atomics at 0.4 G/s
-    /// to 512 MiB and 0.04-0.11 G/s beyond, across the host link; the full probe took 38-44 s
-    /// with them, against 33-37 s without.
+    /// take about 0.25 s together. Pinned memory's (measured on H200s, 2026-11-22): atomics
+    /// at 0.4 G/s to 512 MiB and 0.04-0.11 G/s beyond, across the host link; the full probe
+    /// took 38-44 s with them, against 33-37 s without.
     pub fn random_atomic(&mut self, kind: MemoryKind, region: u64) -> Result<f64, GpuError> {
         if kind == MemoryKind::Managed {
             return Err(GpuError::Check(

@@ -2,12 +2,11 @@
 //! and streaming, over a sweep of block shapes, in f32 and f64, repeated 1, 6 and 12 times
 //! per cell on 400³ and 512³ volumes (`--quick`: 256³, 1 and 6 repeats).
 //!
-//! Every launch goes through [`Runtime::time_stencil_f32`]/[`Runtime::time_stencil_f64`]
-//! (input resident, median of [`RUNS`] timed runs after a warm-up) and returns a digest of
-//! the output's bits, computed on the GPU; all variants of one (dtype, repeats, grid) must
-//! give the same digest. The best block of each variant is also checked bit for bit against
-//! the CPU reference (`memtune_kernels::reference::stencil::sweep`) on a small
-//! [`CHECK_GRID`]³ volume.
+//! Every launch goes through [`Runtime::time_stencil`] (input resident, median of [`RUNS`]
+//! timed runs after a warm-up) and returns a digest of the output's bits, computed on the
+//! GPU; all variants of one (dtype, repeats, grid) must give the same digest. The best block
+//! of each variant is also checked bit for bit against the CPU reference
+//! (`memtune_kernels::reference::stencil::sweep`) on a small [`CHECK_GRID`]³ volume.
 //!
 //! Cost. The kernels are short (0.1-0.7 ms on an H200); what dominates is one NVRTC compile
 //! per dtype and staged or streaming block (plain takes the header's block, one compile per
@@ -242,10 +241,7 @@ pub fn measure(
                     }
                     faults.check(FaultOp::Launch, FaultSection::Staging)?;
                     step(&format!("staging {case}: {}", label(p)));
-                    let (digest, timing) = match dtype {
-                        Dtype::F32 => rt.time_stencil_f32(&input, dims, r, p, RUNS)?,
-                        Dtype::F64 => rt.time_stencil_f64(&input, dims, r, p, RUNS)?,
-                    };
+                    let (digest, timing) = rt.time_stencil(&input, dtype, dims, r, p, RUNS)?;
                     match &first {
                         None => first = Some((label(p), digest)),
                         Some((l0, d0)) if *d0 != digest => {

@@ -13,7 +13,7 @@ use super::limits::{
     MAX_ENTRIES, MAX_LINE_BYTES, MAX_MEMORY_BYTES, MAX_PAGE_BYTES, MAX_SETS, MAX_SM_COUNT,
     MAX_TLB_LEVELS, MIN_LINE_BYTES, MIN_PAGE_BYTES, WALKS_IN_FLIGHT,
 };
-use super::parse_fields::{join, shown};
+use super::parse_fields::shown;
 use memtune_core::profile::MemoryKind;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -44,38 +44,29 @@ impl Parser<'_> {
                 })
             }
         }
-        let name = match self.required(root, "", "name")? {
+        let name_key = self.key(root, "", "name");
+        let name = match name_key.required()? {
             Value::String(s) if !s.trim().is_empty() => s.clone(),
             _ => {
-                return Err(self.invalid(
-                    "name",
+                return Err(name_key.invalid(
                     "must be a non-empty string",
                     "name the simulated GPU, e.g. \"name\": \"my-gpu\"",
                 ))
             }
         };
-        let sm_count = self.bounded_int(
-            root,
-            "",
-            "sm_count",
+        let sm_count = self.key(root, "", "sm_count").bounded_int(
             MAX_SM_COUNT,
             "use the GPU's SM count, e.g. \"sm_count\": 56",
         )? as u32;
-        let clock_mhz = self.number_in(
-            root,
-            "",
-            "clock_mhz",
+        let clock_mhz = self.key(root, "", "clock_mhz").number_in(
             CLOCK_MHZ,
             "give the SM clock in MHz (1 MHz to 10 GHz), e.g. \"clock_mhz\": 1480",
         )?;
-        let l2_hit_cycles = self.cycles(
-            root,
-            "",
-            "l2_hit_cycles",
+        let l2_hit_cycles = self.key(root, "", "l2_hit_cycles").cycles(
             "give the latency of a chase load that hits every TLB, e.g. \"l2_hit_cycles\": 293",
         )?;
 
-        let kinds_value = self.required(root, "", "memory_kinds")?;
+        let kinds_value = self.key(root, "", "memory_kinds").required()?;
         let kinds_obj = kinds_value.as_object().ok_or_else(|| {
             self.invalid(
                 "memory_kinds",
@@ -143,10 +134,7 @@ impl Parser<'_> {
         )?;
         let max_chase_elements = match root.get("max_chase_elements") {
             None | Some(Value::Null) => DEFAULT_MAX_CHASE_ELEMENTS,
-            Some(_) => self.bounded_int(
-                root,
-                "",
-                "max_chase_elements",
+            Some(_) => self.key(root, "", "max_chase_elements").bounded_int(
                 MAX_CHASE_ELEMENTS,
                 "give the longest chase ring the GPU allows, e.g. 65536",
             )?,
@@ -176,7 +164,7 @@ impl Parser<'_> {
     ) -> Result<Option<f64>, SimConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(_) => self.cycles(obj, "", key, fix).map(Some),
+            Some(_) => self.key(obj, "", key).cycles(fix).map(Some),
         }
     }
 
@@ -237,56 +225,38 @@ impl Parser<'_> {
                 "give name, size_bytes, line_bytes, ways and hit_cycles",
             )
         })?;
-        let name = match self.required(obj, path, "name")? {
+        let name_key = self.key(obj, path, "name");
+        let name = match name_key.required()? {
             Value::String(s) if !s.trim().is_empty() => s.clone(),
             _ => {
-                return Err(self.invalid(
-                    &join(path, "name"),
+                return Err(name_key.invalid(
                     "must be a non-empty string",
                     "e.g. \"name\": \"L2\" (levels named L1 are skipped by the L2 path)",
                 ))
             }
         };
-        let size_bytes = self.bounded_int(
-            obj,
-            path,
-            "size_bytes",
-            MAX_CACHE_BYTES,
-            "give the capacity, e.g. 262144",
-        )?;
-        let line_bytes = self.bounded_int(
-            obj,
-            path,
-            "line_bytes",
-            MAX_LINE_BYTES,
-            "give the line size, e.g. 128",
-        )?;
+        let size_bytes = self
+            .key(obj, path, "size_bytes")
+            .bounded_int(MAX_CACHE_BYTES, "give the capacity, e.g. 262144")?;
+        let line_key = self.key(obj, path, "line_bytes");
+        let line_bytes = line_key.bounded_int(MAX_LINE_BYTES, "give the line size, e.g. 128")?;
         if line_bytes < MIN_LINE_BYTES || !line_bytes.is_power_of_two() {
-            return Err(self.invalid(
-                &join(path, "line_bytes"),
+            return Err(line_key.invalid(
                 &format!("is {line_bytes}, not a power of two from {MIN_LINE_BYTES}"),
                 "lines are powers of two on every GPU, e.g. 32 or 128",
             ));
         }
-        let ways = self.bounded_int(
-            obj,
-            path,
-            "ways",
-            MAX_CACHE_WAYS,
-            "give the associativity, e.g. 4",
-        )?;
-        let hit_cycles = self.cycles(
-            obj,
-            path,
-            "hit_cycles",
-            "give the latency of a chase load that hits this level, e.g. 35",
-        )?;
+        let ways = self
+            .key(obj, path, "ways")
+            .bounded_int(MAX_CACHE_WAYS, "give the associativity, e.g. 4")?;
+        let hit_cycles = self
+            .key(obj, path, "hit_cycles")
+            .cycles("give the latency of a chase load that hits this level, e.g. 35")?;
         let way_bytes = line_bytes.saturating_mul(ways);
         let check_size = |key: &str, size: u64| {
             if size % way_bytes != 0 {
                 let sets = (size / way_bytes).max(1);
-                Err(self.invalid(
-                    &join(path, key),
+                Err(self.key(obj, path, key).invalid(
                     &format!(
                         "is {size}, not line_bytes x ways x sets ({line_bytes} x {ways} x sets for a whole number of sets >= 1)"
                     ),
@@ -296,8 +266,7 @@ impl Parser<'_> {
                     ),
                 ))
             } else if size / way_bytes > MAX_SETS {
-                Err(self.invalid(
-                    &join(path, key),
+                Err(self.key(obj, path, key).invalid(
                     &format!(
                         "is {size}: {} sets of {ways} x {line_bytes} B, more than the simulator supports ({MAX_SETS} sets)",
                         size / way_bytes
@@ -312,17 +281,14 @@ impl Parser<'_> {
         let max_carveout_size_bytes = match obj.get("max_carveout_size_bytes") {
             None | Some(Value::Null) => None,
             Some(_) => {
+                let carveout_key = self.key(obj, path, "max_carveout_size_bytes");
                 if !data || name != "L1" {
-                    return Err(self.invalid(
-                        &join(path, "max_carveout_size_bytes"),
+                    return Err(carveout_key.invalid(
                         "is only meaningful for the data cache named L1",
                         "remove it, or name the level L1",
                     ));
                 }
-                let size = self.bounded_int(
-                    obj,
-                    path,
-                    "max_carveout_size_bytes",
+                let size = carveout_key.bounded_int(
                     MAX_CACHE_BYTES,
                     "give the L1 size at the largest carveout, e.g. 262144",
                 )?;
@@ -348,10 +314,7 @@ impl Parser<'_> {
                 "give size_bytes, extra_cycles and tlb",
             )
         })?;
-        let size_bytes = self.bounded_int(
-            obj,
-            path,
-            "size_bytes",
+        let size_bytes = self.key(obj, path, "size_bytes").bounded_int(
             MAX_MEMORY_BYTES,
             "give the memory size in bytes, e.g. 17179869184",
         )?;
@@ -359,15 +322,16 @@ impl Parser<'_> {
             None => 0.0,
             Some(_) => {
                 let fix = "use 0 for device memory";
-                let v = self.number_at_least_zero(obj, path, "extra_cycles", fix)?;
+                let extra_key = self.key(obj, path, "extra_cycles");
+                let v = extra_key.number_at_least_zero(fix)?;
                 if v > MAX_CYCLES {
                     let problem = format!("is {}, more than {MAX_CYCLES} cycles", shown(v));
-                    return Err(self.invalid(&join(path, "extra_cycles"), &problem, fix));
+                    return Err(extra_key.invalid(&problem, fix));
                 }
                 v
             }
         };
-        let tlb_value = self.required(obj, path, "tlb")?;
+        let tlb_value = self.key(obj, path, "tlb").required()?;
         let tlb_path = format!("{path}.tlb");
         let levels = tlb_value.as_array().ok_or_else(|| {
             self.invalid(
@@ -412,35 +376,25 @@ impl Parser<'_> {
                 "give entries, page_bytes and miss_cycles",
             )
         })?;
-        let entries = self.positive_int(
-            obj,
-            path,
-            "entries",
-            "give the number of translations the level holds, e.g. 16",
-        )?;
+        let entries_key = self.key(obj, path, "entries");
+        let entries =
+            entries_key.positive_int("give the number of translations the level holds, e.g. 16")?;
         if entries > MAX_ENTRIES {
-            return Err(self.invalid(
-                &format!("{path}.entries"),
+            return Err(entries_key.invalid(
                 &format!("is {entries}, more than the simulator supports ({MAX_ENTRIES})"),
                 "use fewer entries or larger pages",
             ));
         }
-        let page_bytes = self.positive_int(
-            obj,
-            path,
-            "page_bytes",
-            "give the page size in bytes, e.g. 2097152",
-        )?;
+        let page_key = self.key(obj, path, "page_bytes");
+        let page_bytes = page_key.positive_int("give the page size in bytes, e.g. 2097152")?;
         if !page_bytes.is_power_of_two() {
-            return Err(self.invalid(
-                &format!("{path}.page_bytes"),
+            return Err(page_key.invalid(
                 &format!("is {page_bytes}, not a power of two"),
                 "pages are powers of two on every GPU, e.g. 65536 or 2097152",
             ));
         }
         if !(MIN_PAGE_BYTES..=MAX_PAGE_BYTES).contains(&page_bytes) {
-            return Err(self.invalid(
-                &format!("{path}.page_bytes"),
+            return Err(page_key.invalid(
                 &format!(
                     "is {page_bytes}, outside {MIN_PAGE_BYTES}..={MAX_PAGE_BYTES}, the pages a profile may hold"
                 ),
@@ -448,30 +402,23 @@ impl Parser<'_> {
             ));
         }
         if page_bytes > size_bytes {
-            return Err(self.invalid(
-                &format!("{path}.page_bytes"),
+            return Err(page_key.invalid(
                 &format!("is {page_bytes}, larger than the memory ({size_bytes} bytes)"),
                 "use a smaller page or a larger size_bytes",
             ));
         }
-        let miss_cycles = self.cycles(
-            obj,
-            path,
-            "miss_cycles",
-            "give the extra cycles of a miss in this level, e.g. 110",
-        )?;
+        let miss_cycles = self
+            .key(obj, path, "miss_cycles")
+            .cycles("give the extra cycles of a miss in this level, e.g. 110")?;
         let ways = match obj.get("ways") {
             None | Some(Value::Null) => None,
             Some(_) => {
-                let ways = self.positive_int(
-                    obj,
-                    path,
-                    "ways",
+                let ways_key = self.key(obj, path, "ways");
+                let ways = ways_key.positive_int(
                     "give the associativity, e.g. 8, or leave it out for fully associative",
                 )?;
                 if ways > entries {
-                    return Err(self.invalid(
-                        &format!("{path}.ways"),
+                    return Err(ways_key.invalid(
                         &format!("is {ways}, more than the level's {entries} entries"),
                         "ways must be at most entries; leave it out for fully associative",
                     ));
@@ -482,15 +429,11 @@ impl Parser<'_> {
         let shared_by_sms = match obj.get("shared_by_sms") {
             None | Some(Value::Null) => 1,
             Some(_) => {
-                let n = self.positive_int(
-                    obj,
-                    path,
-                    "shared_by_sms",
-                    "give how many consecutive SMs share one copy, 1 for private",
-                )?;
+                let shared_key = self.key(obj, path, "shared_by_sms");
+                let n = shared_key
+                    .positive_int("give how many consecutive SMs share one copy, 1 for private")?;
                 if n > u64::from(sm_count) {
-                    return Err(self.invalid(
-                        &format!("{path}.shared_by_sms"),
+                    return Err(shared_key.invalid(
                         &format!("is {n}, more than sm_count ({sm_count})"),
                         "use at most sm_count (sm_count means one copy for the whole GPU)",
                     ));
@@ -500,10 +443,7 @@ impl Parser<'_> {
         };
         let walks_in_flight = match obj.get("walks_in_flight") {
             None | Some(Value::Null) => None,
-            Some(_) => Some(self.number_in(
-                obj,
-                path,
-                "walks_in_flight",
+            Some(_) => Some(self.key(obj, path, "walks_in_flight").number_in(
                 WALKS_IN_FLIGHT,
                 "give how many misses of this level the whole GPU serves at once, e.g. 273, or leave it out for no limit",
             )?),
@@ -528,12 +468,9 @@ impl Parser<'_> {
         })?;
         let jitter = match obj.get("jitter") {
             None => 0.0,
-            Some(_) => self.number_at_least_zero(
-                obj,
-                "noise",
-                "jitter",
-                "e.g. 0.02 for 2% relative noise",
-            )?,
+            Some(_) => self
+                .key(obj, "noise", "jitter")
+                .number_at_least_zero("e.g. 0.02 for 2% relative noise")?,
         };
         if jitter > 0.5 {
             return Err(self.invalid(
@@ -544,7 +481,9 @@ impl Parser<'_> {
         }
         let outlier_rate = match obj.get("outlier_rate") {
             None => 0.0,
-            Some(_) => self.number_at_least_zero(obj, "noise", "outlier_rate", "e.g. 0.001")?,
+            Some(_) => self
+                .key(obj, "noise", "outlier_rate")
+                .number_at_least_zero("e.g. 0.001")?,
         };
         if outlier_rate > 1.0 {
             return Err(self.invalid(

@@ -7,7 +7,7 @@ use super::model::KindModel;
 use super::noise::Noise;
 use crate::fault::{FaultOp, FaultSection, Faults};
 use crate::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
-use memtune_core::profile::{ComputeCapability, DeviceIdentity, MemoryKind};
+use memtune_core::profile::{format_uuid, ComputeCapability, DeviceIdentity, MemoryKind};
 use std::collections::BTreeMap;
 
 /// Reads each SM keeps in flight in the random-access model: enough warps to hide latency,
@@ -107,15 +107,12 @@ impl Simulator {
         let hash =
             memtune_core::digest::of_value(&serde_json::json!(format!("memtune-sim:{name}")));
         let hex = &hash[memtune_core::digest::PREFIX.len()..];
+        // The hash's first 16 bytes stand for the 16 the driver reports.
+        let bytes: [u8; 16] = std::array::from_fn(|i| {
+            u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("a digest is hex")
+        });
         DeviceIdentity {
-            uuid: format!(
-                "GPU-{}-{}-{}-{}-{}",
-                &hex[0..8],
-                &hex[8..12],
-                &hex[12..16],
-                &hex[16..20],
-                &hex[20..32]
-            ),
+            uuid: format_uuid(&bytes),
             name: format!("{name} (simulated)"),
             compute_capability: ComputeCapability { major: 0, minor: 0 },
             sm_count: self.sm_count(),

@@ -1,11 +1,14 @@
 //! What the simulated-probe tests share: quiet and noisy variants of a configuration, a
-//! probe run, a custom configuration from its memory kinds, and the check that an inferred
-//! TLB hierarchy matches the configured one.
+//! probe run, a custom configuration from its memory kinds, the check that an inferred
+//! TLB hierarchy matches the configured one, and a simulator whose answers a test alters.
 #![allow(dead_code)]
 
 use memtune_core::profile::{MemoryKind, TlbKind};
 use memtune_probe::sim::{KindConfig, NoiseConfig, SimConfig, Simulator};
-use memtune_probe::{probe_tlb, NoProgress, PerKindResult, ProbeOptions};
+use memtune_probe::{
+    probe_tlb, BackendError, Carveout, LoadPath, MemorySystem, NoProgress, PerKindResult,
+    ProbeOptions,
+};
 
 pub const GIB: u64 = 1 << 30;
 
@@ -107,5 +110,129 @@ pub fn custom(kinds: &str) -> SimConfig {
     match SimConfig::from_json_str(&text, "test config") {
         Ok(config) => config,
         Err(e) => panic!("{e}"),
+    }
+}
+
+/// What a test changes in a simulated GPU's measurements ([`Hooked`]). Every method is
+/// given the simulator and, unless a test overrides it, answers as the simulator does.
+pub trait Hooks {
+    /// Called before each chase, chase pair and random-access measurement with the memory
+    /// it uses (a pair: one ring's): an error fails the measurement.
+    fn admit(&mut self, kind: MemoryKind, bytes: u64) -> Result<(), BackendError> {
+        let _ = (kind, bytes);
+        Ok(())
+    }
+    fn chase(
+        &mut self,
+        sim: &mut Simulator,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError> {
+        sim.chase(kind, stride, footprint, sm)
+    }
+    fn random_atomic(
+        &mut self,
+        sim: &mut Simulator,
+        kind: MemoryKind,
+        region: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        sim.random_atomic(kind, region)
+    }
+    fn cache_chase(
+        &mut self,
+        sim: &mut Simulator,
+        path: LoadPath,
+        carveout: Carveout,
+        stride: u64,
+        footprint: u64,
+    ) -> Result<f64, BackendError> {
+        sim.cache_chase(path, carveout, stride, footprint)
+    }
+}
+
+/// A simulated GPU whose measurements go through `hooks`; everything else (identity,
+/// sizes, draw cost, shared memory) is the simulator's.
+pub struct Hooked<H> {
+    pub sim: Simulator,
+    pub hooks: H,
+}
+
+impl<H> Hooked<H> {
+    pub fn new(config: SimConfig, hooks: H) -> Hooked<H> {
+        Hooked {
+            sim: Simulator::new(config),
+            hooks,
+        }
+    }
+}
+
+impl<H: Hooks> MemorySystem for Hooked<H> {
+    fn name(&self) -> String {
+        self.sim.name()
+    }
+    fn clock_mhz(&self) -> f64 {
+        self.sim.clock_mhz()
+    }
+    fn sm_count(&self) -> u32 {
+        self.sim.sm_count()
+    }
+    fn kinds(&self) -> Vec<MemoryKind> {
+        self.sim.kinds()
+    }
+    fn max_footprint(&self, kind: MemoryKind) -> u64 {
+        self.sim.max_footprint(kind)
+    }
+    fn chase(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+    ) -> Result<f64, BackendError> {
+        self.hooks.admit(kind, footprint)?;
+        self.hooks.chase(&mut self.sim, kind, stride, footprint, sm)
+    }
+    fn chase_pair(
+        &mut self,
+        kind: MemoryKind,
+        stride: u64,
+        footprint: u64,
+        sm: u32,
+        other: u32,
+    ) -> Result<f64, BackendError> {
+        self.hooks.admit(kind, footprint)?;
+        self.sim.chase_pair(kind, stride, footprint, sm, other)
+    }
+    fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
+        self.hooks.admit(kind, region)?;
+        self.sim.random_access(kind, region)
+    }
+    fn draw_cost(&mut self, kind: MemoryKind, region: u64) -> Result<Option<f64>, BackendError> {
+        self.sim.draw_cost(kind, region)
+    }
+    fn random_atomic(
+        &mut self,
+        kind: MemoryKind,
+        region: u64,
+    ) -> Result<Option<f64>, BackendError> {
+        self.hooks.random_atomic(&mut self.sim, kind, region)
+    }
+    fn cache_chase(
+        &mut self,
+        path: LoadPath,
+        carveout: Carveout,
+        stride: u64,
+        footprint: u64,
+    ) -> Result<f64, BackendError> {
+        self.hooks
+            .cache_chase(&mut self.sim, path, carveout, stride, footprint)
+    }
+    fn max_chase_elements(&self) -> u64 {
+        self.sim.max_chase_elements()
+    }
+    fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+        self.sim.shared_memory_latency()
     }
 }
