@@ -102,7 +102,7 @@ pub fn profile_used(profile: &Profile) -> String {
     )
 }
 
-/// What the default mode's tuning call did: [`print_choice`], then [`print_timed_now`].
+/// What the default mode's tuning call did: `print_choice`, then `print_timed_now`.
 pub fn print_tuning<P>(
     tuner: &Autotuner,
     tuning: &Tuning<P>,

@@ -18,7 +18,7 @@ const GIB: u64 = 1 << 30;
 /// per-key work that every naive pass repeats.
 pub const HEAVY_WORK: u32 = 256;
 /// The most keys inserted into a table in pinned memory.
-const PINNED_TABLE_KEYS: u64 = 16 << 20;
+pub const PINNED_TABLE_KEYS: u64 = 16 << 20;
 /// Bytes of a table bucket.
 const BUCKET_BYTES: u64 = 8;
 
