@@ -201,7 +201,7 @@ fn every_plot_renders_without_overlapping_text_or_shared_colours() {
     assert!(svgs.len() >= 14, "{} plots", svgs.len());
     let tlb = svgs
         .iter()
-        .find(|(n, _)| n.starts_with("profile-") && n.ends_with("tlb-pinned.svg"));
+        .find(|(n, _)| n.starts_with("GPU-b9cd8c3b") && n.ends_with("tlb-pinned.svg"));
     let tlb = &tlb.expect("the pinned TLB plot").1;
     assert_eq!(curve_colours(tlb).len(), 14, "one curve per stride");
     assert!(
