@@ -44,6 +44,18 @@
 #define MEMTUNE_BZ 4
 #endif
 
+/**
+ * Neighbours the stencil reads each side of a cell along each axis: 1 (the 7-point star)
+ * or 2 (the 13-point star). Sizes the halos of the shared-memory tiles; the runtime builds
+ * the kernel with the radius of memtune_stencil_params::radius.
+ */
+#ifndef MEMTUNE_STENCIL_RADIUS
+#define MEMTUNE_STENCIL_RADIUS 1
+#endif
+/** The widest stencil the kernels are built for: the streaming kernel takes a cell's x
+ *  neighbours from its own and the adjacent lanes' 16-byte vectors (2 cells of f64). */
+#define MEMTUNE_STENCIL_MAX_RADIUS 2
+
 /* ---- Random sampling (sampling.cu) ------------------------------------------------ */
 
 /** Parameters of one memtune_sampling launch (one pass). */
@@ -109,15 +121,20 @@ typedef struct memtune_grouping_params {
     unsigned int pad;
 } memtune_grouping_params;
 
-/* ---- 3-D 6-neighbour stencil (stencil.cu) ----------------------------------------- */
+/* ---- 3-D star stencil (stencil.cu) ------------------------------------------------- */
 
 /** Parameters of one stencil sweep over an nx x ny x nz volume, x fastest. */
 typedef struct memtune_stencil_params {
     unsigned int nx;
     unsigned int ny;
     unsigned int nz;
-    /** Times each interior cell re-reads and sums its 6 neighbours (the seed's 1, 6, 12). */
+    /** Times each interior cell re-reads and sums its neighbours (the seed's 1, 6, 12). */
     unsigned int repeats;
+    /**
+     * Neighbours each side along each axis: 1 (6 neighbours) to MEMTUNE_STENCIL_MAX_RADIUS.
+     * The kernel reads MEMTUNE_STENCIL_RADIUS, which must equal it (the runtime builds it so).
+     */
+    unsigned int radius;
 } memtune_stencil_params;
 
 /* ---- Device code shared by the kernels (CUDA only; bindgen never sees it) --------- */

@@ -212,7 +212,8 @@ pub mod grouping {
     };
 }
 
-/// 3-D 6-neighbour stencil: plain, shared-memory staged and 2.5-D streaming (Korpala);
+/// 3-D star stencil (radius 1: 6 neighbours, 2: 12): plain, shared-memory staged and
+/// 2.5-D streaming (Korpala);
 /// the CPU reference is [`reference::stencil`], the parameters [`params::StencilParams`].
 pub mod stencil {
     use super::KernelSource;
@@ -227,6 +228,8 @@ pub mod stencil {
     pub const ELEMENT_DEFINE: &str = "MEMTUNE_STENCIL_T";
     /// `(ELEMENT_DEFINE, value)` for double precision.
     pub const F64: (&str, &str) = (ELEMENT_DEFINE, "double");
+    /// The define choosing the radius (`StencilParams::radius`); its default is 1.
+    pub const RADIUS_DEFINE: &str = "MEMTUNE_STENCIL_RADIUS";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "stencil.cu",

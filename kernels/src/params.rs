@@ -18,7 +18,7 @@ pub use ffi::{
     memtune_grouping_bucket, memtune_grouping_counters, memtune_grouping_params,
     memtune_sampling_params, memtune_stencil_params, MEMTUNE_BX, MEMTUNE_BY, MEMTUNE_BZ,
     MEMTUNE_GROUPING_BLOCK, MEMTUNE_GROUPING_EMPTY_KEY, MEMTUNE_SAMPLING_BLOCK,
-    MEMTUNE_SAMPLING_UNROLL,
+    MEMTUNE_SAMPLING_UNROLL, MEMTUNE_STENCIL_MAX_RADIUS, MEMTUNE_STENCIL_RADIUS,
 };
 
 pub type SamplingParams = memtune_sampling_params;
@@ -26,6 +26,9 @@ pub type GroupingParams = memtune_grouping_params;
 pub type GroupingBucket = memtune_grouping_bucket;
 pub type GroupingCounters = memtune_grouping_counters;
 pub type StencilParams = memtune_stencil_params;
+
+/// The widest stencil the kernels are built for (`MEMTUNE_STENCIL_MAX_RADIUS`).
+pub const MAX_STENCIL_RADIUS: u32 = MEMTUNE_STENCIL_MAX_RADIUS;
 
 /// Key of an empty bucket; input keys equal to it are counted in
 /// [`GroupingCounters::sentinel_count`].
@@ -61,6 +64,8 @@ pub enum ParamsError {
     BadVolume { nx: u32, ny: u32, nz: u32 },
     #[error("stencil repeats must be at least 1")]
     ZeroRepeats,
+    #[error("stencil radius {0} is not one of 1..={MAX_STENCIL_RADIUS}")]
+    BadRadius(u32),
 }
 
 /// Splits `0..total` into consecutive scopes of `scope_len` elements (the last one
@@ -180,7 +185,17 @@ impl memtune_stencil_params {
             ny,
             nz,
             repeats,
+            radius: 1,
         })
+    }
+
+    /// The same sweep reading `radius` neighbours each side along each axis (1: the
+    /// 7-point star, 2: the 13-point star).
+    pub fn with_radius(self, radius: u32) -> Result<Self, ParamsError> {
+        if !(1..=MAX_STENCIL_RADIUS).contains(&radius) {
+            return Err(ParamsError::BadRadius(radius));
+        }
+        Ok(Self { radius, ..self })
     }
 
     /// Cells in the volume, `None` when the product overflows (never for parameters from
@@ -259,5 +274,13 @@ mod tests {
             StencilParams::new(1, 1, 1, 0),
             Err(ParamsError::ZeroRepeats)
         );
+        let Ok(p) = StencilParams::new(5, 5, 5, 1) else {
+            panic!("valid params rejected")
+        };
+        assert_eq!(p.radius, 1);
+        assert!(p.with_radius(2).is_ok_and(|p| p.radius == 2));
+        for bad in [0, MAX_STENCIL_RADIUS + 1] {
+            assert_eq!(p.with_radius(bad), Err(ParamsError::BadRadius(bad)));
+        }
     }
 }

@@ -6,6 +6,8 @@ pub const MEMTUNE_GROUPING_BLOCK: u32 = 256;
 pub const MEMTUNE_BX: u32 = 32;
 pub const MEMTUNE_BY: u32 = 4;
 pub const MEMTUNE_BZ: u32 = 4;
+pub const MEMTUNE_STENCIL_RADIUS: u32 = 1;
+pub const MEMTUNE_STENCIL_MAX_RADIUS: u32 = 2;
 pub const MEMTUNE_GROUPING_EMPTY_KEY: u32 = 4294967295;
 #[doc = " Parameters of one memtune_sampling launch (one pass)."]
 #[repr(C)]
@@ -126,12 +128,14 @@ pub struct memtune_stencil_params {
     pub nx: ::std::os::raw::c_uint,
     pub ny: ::std::os::raw::c_uint,
     pub nz: ::std::os::raw::c_uint,
-    #[doc = " Times each interior cell re-reads and sums its 6 neighbours (the seed's 1, 6, 12)."]
+    #[doc = " Times each interior cell re-reads and sums its neighbours (the seed's 1, 6, 12)."]
     pub repeats: ::std::os::raw::c_uint,
+    #[doc = " Neighbours each side along each axis: 1 (6 neighbours) to MEMTUNE_STENCIL_MAX_RADIUS.\n The kernel reads MEMTUNE_STENCIL_RADIUS, which must equal it (the runtime builds it so)."]
+    pub radius: ::std::os::raw::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of memtune_stencil_params"][::std::mem::size_of::<memtune_stencil_params>() - 16usize];
+    ["Size of memtune_stencil_params"][::std::mem::size_of::<memtune_stencil_params>() - 20usize];
     ["Alignment of memtune_stencil_params"]
         [::std::mem::align_of::<memtune_stencil_params>() - 4usize];
     ["Offset of field: memtune_stencil_params::nx"]
@@ -142,4 +146,6 @@ const _: () = {
         [::std::mem::offset_of!(memtune_stencil_params, nz) - 8usize];
     ["Offset of field: memtune_stencil_params::repeats"]
         [::std::mem::offset_of!(memtune_stencil_params, repeats) - 12usize];
+    ["Offset of field: memtune_stencil_params::radius"]
+        [::std::mem::offset_of!(memtune_stencil_params, radius) - 16usize];
 };

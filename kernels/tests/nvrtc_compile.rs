@@ -139,3 +139,43 @@ fn random_atomic_adds_atomically_and_sums_the_words() {
         "memtune_sum_words adds no partial sum:\n{sum}"
     );
 }
+
+/// The stencil builds for each radius, element type and block shape the benchmark sweeps,
+/// with a streaming entry exactly where its blocks allow one (whole warps along x, at
+/// least R rows along y).
+#[test]
+fn stencil_builds_for_every_radius_type_and_block() {
+    use memtune_kernels::stencil;
+    if !memtune_kernels::toolchain::nvrtc_or_skip("stencil_builds_for_every_radius_type_and_block")
+    {
+        return;
+    }
+    require_nvrtc();
+    for radius in [1u32, 2] {
+        for element in ["float", "double"] {
+            for block in [
+                [32u32, 4, 2],
+                [32, 8, 1],
+                [128, 2, 1],
+                [16, 8, 4],
+                [32, 1, 1],
+            ] {
+                let streams = block[0] % 32 == 0 && block[1] >= radius;
+                let [bx, by, bz] = block.map(|b| b.to_string());
+                let radius = radius.to_string();
+                let defines = [
+                    (stencil::RADIUS_DEFINE, radius.as_str()),
+                    (stencil::ELEMENT_DEFINE, element),
+                    ("MEMTUNE_BX", bx.as_str()),
+                    ("MEMTUNE_BY", by.as_str()),
+                    ("MEMTUNE_BZ", bz.as_str()),
+                ];
+                let what = format!("radius {radius} {element} {bx}x{by}x{bz}");
+                let ptx = compile_ptx(&stencil::SOURCE, "sm_90", &defines)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(ptx.has_entry(stencil::PLAIN) && ptx.has_entry(stencil::STAGED));
+                assert_eq!(ptx.has_entry(stencil::STREAMING), streams, "{what}");
+            }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! results bit for bit. GPU tests: they run only with `MEMTUNE_GPU_TESTS=1`.
 
 use memtune::core::plan::{Approach, Dtype, GroupingPlan, SamplingPlan, StencilPlan, Variant};
-use memtune::launch::{grouping_capacity, Runtime};
+use memtune::launch::{grouping_capacity, Runtime, StencilSweep};
 use memtune::MemoryKind;
 use memtune_kernels::params::{scopes, SamplingParams, StencilParams, EMPTY_KEY};
 use memtune_kernels::reference::{grouping, sampling, stencil};
@@ -171,6 +171,8 @@ fn stencil_plans() -> Vec<StencilPlan> {
         plan(Variant::Plain, [24, 5, 3]),
         plan(Variant::Staged, [32, 4, 4]),
         plan(Variant::Staged, [16, 6, 3]),
+        // Thinner than the halo of radius 2 along y: each thread loads two halo rows.
+        plan(Variant::Staged, [32, 1, 2]),
         plan(Variant::Streaming, [32, 4, 1]),
         plan(Variant::Streaming, [64, 5, 1]),
     ]
@@ -178,25 +180,31 @@ fn stencil_plans() -> Vec<StencilPlan> {
 
 const DIMS: [u32; 3] = [64, 48, 40];
 
-fn check_stencil<T: stencil::Element>(
+/// Every plan of [`stencil_plans`] at radius 1 and 2, 1 and 6 repeats, against the CPU
+/// reference, bit for bit.
+fn check_stencil<T: stencil::Element + memtune::launch::StencilElement>(
+    rt: &mut Runtime,
     name: &str,
     input: &[T],
-    mut run: impl FnMut(&StencilPlan, u32) -> Result<Vec<T>, memtune::LaunchError>,
 ) {
-    for repeats in [1, 6] {
-        let params = StencilParams::new(DIMS[0], DIMS[1], DIMS[2], repeats).expect("params");
+    for (repeats, radius) in [(1, 1), (6, 1), (1, 2), (6, 2)] {
+        let params = StencilParams::new(DIMS[0], DIMS[1], DIMS[2], repeats)
+            .and_then(|p| p.with_radius(radius))
+            .expect("params");
         let expected = stencil::sweep(input, &params).expect("reference");
         for plan in stencil_plans() {
-            let got = match run(&plan, repeats) {
+            let what = format!(
+                "{name} {:?} {:?} x{repeats} radius {radius}",
+                plan.variant, plan.block
+            );
+            let got = match rt.stencil_star(input, DIMS, repeats, radius, &plan) {
                 Ok(out) => out,
-                Err(e) => panic!("{name} {:?} {:?} x{repeats}: {e}", plan.variant, plan.block),
+                Err(e) => panic!("{what}: {e}"),
             };
             if let Some(i) = stencil::first_difference(&expected, &got) {
                 let (x, y, z) = (i % 64, (i / 64) % 48, i / (64 * 48));
                 panic!(
-                    "{name} {:?} {:?} x{repeats}: cell {i} ({x}, {y}, {z}) is {:?}, the reference {:?}",
-                    plan.variant,
-                    plan.block,
+                    "{what}: cell {i} ({x}, {y}, {z}) is {:?}, the reference {:?}",
                     got.get(i),
                     expected.get(i)
                 );
@@ -218,12 +226,12 @@ fn stencil_results_are_bitwise_equal_to_the_cpu_reference() {
     let f32s: Vec<f32> = (0..cells).map(|_| unit(&mut rng) as f32).collect();
 
     let mut rt = open();
-    check_stencil("f32", &f32s, |plan, repeats| {
-        rt.stencil_f32(&f32s, DIMS, repeats, plan)
-    });
-    check_stencil("f64", &f64s, |plan, repeats| {
-        rt.stencil_f64(&f64s, DIMS, repeats, plan)
-    });
+    check_stencil(&mut rt, "f32", &f32s);
+    check_stencil(&mut rt, "f64", &f64s);
+    // The 7-point entry points are radius 1.
+    let plan = &stencil_plans()[0];
+    let star = rt.stencil_star(&f32s, DIMS, 1, 1, plan).expect("radius 1");
+    assert_eq!(rt.stencil_f32(&f32s, DIMS, 1, plan).ok(), Some(star));
 }
 
 #[test]
@@ -237,7 +245,7 @@ fn bad_arguments_fail_before_any_gpu_work() {
         reasons: vec![],
     };
     assert!(matches!(
-        stencil_launch(DIMS, 10, 1, &plan, 4),
+        stencil_launch(DIMS, 10, 1, &plan, 4, 1),
         Err(LaunchError::BadSize(_))
     ));
     assert!(matches!(
@@ -260,18 +268,25 @@ fn timed_stencil_digest_matches_the_cpu_digest_of_the_reference() {
     let input: Vec<f32> = (0..cells).map(|_| rng.word() as f32 / 4e9 + 0.5).collect();
     let mut rt = open();
     let resident = rt.resident_f32(&input).expect("upload");
-    for repeats in [1, 6] {
-        let params = StencilParams::new(DIMS[0], DIMS[1], DIMS[2], repeats).expect("params");
+    for (repeats, radius) in [(1, 1), (6, 1), (1, 2)] {
+        let params = StencilParams::new(DIMS[0], DIMS[1], DIMS[2], repeats)
+            .and_then(|p| p.with_radius(radius))
+            .expect("params");
         let expected = stencil::sweep(&input, &params).expect("reference");
         let words: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
         let want = memtune_kernels::digest::words(&words);
         for plan in stencil_plans() {
+            let sweep = StencilSweep {
+                dims: DIMS,
+                repeats,
+                radius,
+            };
             let (got, _) = rt
-                .time_stencil(&resident, Dtype::F32, DIMS, repeats, &plan, 1)
+                .time_stencil(&resident, Dtype::F32, sweep, &plan, 1)
                 .unwrap_or_else(|e| panic!("{:?} {:?}: {e}", plan.variant, plan.block));
             assert_eq!(
                 got, want,
-                "{:?} {:?} x{repeats}: GPU digest differs from the reference's",
+                "{:?} {:?} x{repeats} radius {radius}: GPU digest differs from the reference's",
                 plan.variant, plan.block
             );
         }

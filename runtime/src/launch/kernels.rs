@@ -44,8 +44,10 @@ impl Runtime {
         shape: &StencilLaunch,
     ) -> Result<CudaFunction, LaunchError> {
         let [bx, by, bz] = shape.block_defines.map(|b| b.to_string());
+        let radius = shape.params.radius.to_string();
         let defines = [
             (stencil::ELEMENT_DEFINE, T::NAME),
+            (stencil::RADIUS_DEFINE, radius.as_str()),
             ("MEMTUNE_BX", bx.as_str()),
             ("MEMTUNE_BY", by.as_str()),
             ("MEMTUNE_BZ", bz.as_str()),

@@ -25,7 +25,8 @@ pub use crate::gpu::Timing;
 use crate::gpu::{Buffer, Context};
 pub use shape::{
     grouping_capacity, grouping_scopes, sampling_grid, sampling_scopes, sampling_threads,
-    stencil_launch, StencilLaunch, GROUPING_BLOCK, SAMPLING_BLOCK, SAMPLING_BLOCKS_PER_SM,
+    stencil_launch, StencilLaunch, StencilSweep, GROUPING_BLOCK, SAMPLING_BLOCK,
+    SAMPLING_BLOCKS_PER_SM,
     STREAMING_PLANES,
 };
 pub use timing::{grouping_digest, GroupingDigest, Resident};
@@ -65,8 +66,17 @@ pub(crate) fn cuda(call: &'static str) -> impl Fn(DriverError) -> LaunchError {
     move |source| LaunchError::Cuda { call, source }
 }
 
-/// The element types of the stencil (`MEMTUNE_STENCIL_T`).
-trait StencilElement: DeviceRepr + Copy + Default {
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// The element types of the stencil (`MEMTUNE_STENCIL_T`): f32 and f64.
+pub trait StencilElement:
+    DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Default + sealed::Sealed
+{
+    /// The C type the kernel is built with.
     const NAME: &'static str;
 }
 impl StencilElement for f32 {
@@ -271,7 +281,7 @@ impl Runtime {
         repeats: u32,
         plan: &StencilPlan,
     ) -> Result<Vec<f32>, LaunchError> {
-        self.stencil(input, dims, repeats, plan)
+        self.stencil_star(input, dims, repeats, 1, plan)
     }
 
     /// As [`Runtime::stencil_f32`], in double precision.
@@ -282,18 +292,21 @@ impl Runtime {
         repeats: u32,
         plan: &StencilPlan,
     ) -> Result<Vec<f64>, LaunchError> {
-        self.stencil(input, dims, repeats, plan)
+        self.stencil_star(input, dims, repeats, 1, plan)
     }
 
-    fn stencil<T: StencilElement + cudarc::driver::ValidAsZeroBits>(
+    /// As [`Runtime::stencil_f32`] for cells of `T`, reading `radius` neighbours each side
+    /// along each axis (1: the 7-point star, 2: the 13-point star).
+    pub fn stencil_star<T: StencilElement>(
         &mut self,
         input: &[T],
         dims: [u32; 3],
         repeats: u32,
+        radius: u32,
         plan: &StencilPlan,
     ) -> Result<Vec<T>, LaunchError> {
         let elem = std::mem::size_of::<T>() as u64;
-        let shape = stencil_launch(dims, input.len(), repeats, plan, elem)?;
+        let shape = stencil_launch(dims, input.len(), repeats, plan, elem, radius)?;
 
         self.bind()?;
         self.check_free(2 * byte_len(input))?;

@@ -140,6 +140,15 @@ const GRID_X_LIMIT: u64 = (1 << 31) - 1;
 /// The static shared memory the staged tiles may take (the kernel's static_assert).
 const TILE_LIMIT_BYTES: u64 = 48 * 1024;
 
+/// What one stencil sweep computes: a volume of `dims` cells (x fastest), each interior
+/// cell summing its neighbours `repeats` times, `radius` of them each side along each axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StencilSweep {
+    pub dims: [u32; 3],
+    pub repeats: u32,
+    pub radius: u32,
+}
+
 /// One stencil launch, worked out from the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StencilLaunch {
@@ -154,7 +163,8 @@ pub struct StencilLaunch {
 }
 
 /// Checks a stencil's arguments and works out its launch: `input_len` cells of
-/// `elem_bytes` bytes forming `dims` (x fastest).
+/// `elem_bytes` bytes forming `dims` (x fastest), `radius` neighbours each side along each
+/// axis (1: 7-point, 2: 13-point).
 ///
 /// Grid: x and y cover the volume, `ceil(n / block)` (streaming: `ceil(nx / (block x *
 /// cells a 16-byte vector holds))` along x); z is `ceil(nz / block z)` (one block per slab)
@@ -166,13 +176,14 @@ pub fn stencil_launch(
     repeats: u32,
     plan: &StencilPlan,
     elem_bytes: u64,
+    radius: u32,
 ) -> Result<StencilLaunch, LaunchError> {
     if input_len == 0 {
         return Err(LaunchError::Empty {
             what: "stencil input",
         });
     }
-    let params = StencilParams::new(dims[0], dims[1], dims[2], repeats)?;
+    let params = StencilParams::new(dims[0], dims[1], dims[2], repeats)?.with_radius(radius)?;
     if params.cells() != Some(input_len as u64) {
         return Err(LaunchError::BadSize(format!(
             "the input has {input_len} cells, the {}x{}x{} volume {}",
@@ -217,6 +228,11 @@ pub fn stencil_launch(
                     "the streaming variant needs whole warps along x (x a multiple of 32)".into(),
                 ));
             }
+            if by < radius {
+                return Err(bad_block(format!(
+                    "the streaming variant loads its y halo with one thread row a halo row: y must be at least the radius, {radius}"
+                )));
+            }
             (
                 memtune_kernels::stencil::STREAMING,
                 plan.block,
@@ -237,12 +253,13 @@ pub fn stencil_launch(
     } else {
         1
     };
+    let halo = 2 * u64::from(radius);
     let tile = match plan.variant {
         Variant::Streaming => {
-            u64::from(STREAMING_VECTOR_BYTES) * u64::from(bx) * (u64::from(by) + 2)
+            u64::from(STREAMING_VECTOR_BYTES) * u64::from(bx) * (u64::from(by) + halo)
         }
         _ => {
-            let [tx, ty, tz] = block_defines.map(|b| u64::from(b) + 2);
+            let [tx, ty, tz] = block_defines.map(|b| u64::from(b) + halo);
             elem_bytes * tx * ty * tz
         }
     };
@@ -375,20 +392,50 @@ mod tests {
     }
 
     #[test]
+    fn a_wider_stencil_needs_a_wider_halo() {
+        let dims = [64, 48, 40];
+        let n = 64 * 48 * 40;
+        let launch = |variant, block, elem, radius| {
+            stencil_launch(dims, n, 1, &stencil_plan(variant, block), elem, radius)
+        };
+        let two = launch(Variant::Staged, [32, 4, 2], 4, 2);
+        assert!(two.is_ok_and(|l| l.params.radius == 2));
+        // Streaming loads a halo row a thread row: y must reach the radius.
+        assert!(launch(Variant::Streaming, [32, 2, 1], 4, 2).is_ok());
+        assert!(matches!(
+            launch(Variant::Streaming, [32, 1, 1], 4, 2),
+            Err(LaunchError::BadBlock { .. })
+        ));
+        assert!(launch(Variant::Streaming, [32, 1, 1], 4, 1).is_ok());
+        // A 128x8x1 staged tile of f64: 30.5 KiB with a one-cell halo, 62 KiB with two.
+        assert!(launch(Variant::Staged, [128, 8, 1], 8, 1).is_ok());
+        assert!(matches!(
+            launch(Variant::Staged, [128, 8, 1], 8, 2),
+            Err(LaunchError::BadBlock { .. })
+        ));
+        for radius in [0, 3] {
+            assert!(matches!(
+                launch(Variant::Plain, [32, 4, 2], 4, radius),
+                Err(LaunchError::Params(_))
+            ));
+        }
+    }
+
+    #[test]
     fn stencil_arguments_are_checked_before_any_launch() {
         let plain = stencil_plan(Variant::Plain, [32, 4, 2]);
-        let l = stencil_launch([64, 48, 40], 64 * 48 * 40, 1, &plain, 4);
+        let l = stencil_launch([64, 48, 40], 64 * 48 * 40, 1, &plain, 4, 1);
         assert!(l.as_ref().is_ok_and(|l| l.grid == (2, 12, 20)), "{l:?}");
         assert!(matches!(
-            stencil_launch([64, 48, 40], 64 * 48 * 39, 1, &plain, 4),
+            stencil_launch([64, 48, 40], 64 * 48 * 39, 1, &plain, 4, 1),
             Err(LaunchError::BadSize(_))
         ));
         assert!(matches!(
-            stencil_launch([64, 48, 40], 0, 1, &plain, 4),
+            stencil_launch([64, 48, 40], 0, 1, &plain, 4, 1),
             Err(LaunchError::Empty { .. })
         ));
         assert!(matches!(
-            stencil_launch([64, 48, 40], 64 * 48 * 40, 0, &plain, 4),
+            stencil_launch([64, 48, 40], 64 * 48 * 40, 0, &plain, 4, 1),
             Err(LaunchError::Params(_))
         ));
         let n = 64 * 48 * 40;
@@ -398,7 +445,7 @@ mod tests {
             (Variant::Streaming, [32, 4, 2]),
             (Variant::Staged, [1024, 1, 1]),
         ] {
-            let r = stencil_launch([64, 48, 40], n, 1, &stencil_plan(variant, block), 8);
+            let r = stencil_launch([64, 48, 40], n, 1, &stencil_plan(variant, block), 8, 1);
             assert!(
                 matches!(r, Err(LaunchError::BadBlock { .. })),
                 "{variant:?} {block:?}: {r:?}"
@@ -410,6 +457,7 @@ mod tests {
             6,
             &stencil_plan(Variant::Streaming, [32, 8, 1]),
             8,
+1,
         );
         // Two f64 cells a thread along x; chunks of STREAMING_PLANES planes along z.
         assert!(
@@ -424,6 +472,7 @@ mod tests {
             1,
             &stencil_plan(Variant::Streaming, [32, 4, 1]),
             4,
+1,
         );
         assert!(
             f32_streaming.as_ref().is_ok_and(|l| l.grid == (2, 12, 5)),
@@ -435,7 +484,7 @@ mod tests {
                 n,
                 1,
                 &stencil_plan(Variant::Streaming, [16, 8, 1]),
-                4
+                4, 1
             ),
             Err(LaunchError::BadBlock { .. })
         ));
@@ -446,7 +495,7 @@ mod tests {
                 66 * 48 * 40,
                 1,
                 &stencil_plan(Variant::Streaming, [32, 8, 1]),
-                4
+                4, 1
             ),
             Err(LaunchError::BadSize(_))
         ));

@@ -15,7 +15,7 @@ use memtune_kernels::params::{GroupingBucket, GroupingCounters, GroupingParams, 
 
 use super::{
     check_kind, cuda, grouping_scopes, sampling_scopes, stencil_launch, LaunchError, Runtime,
-    StencilElement,
+    StencilElement, StencilSweep,
 };
 use crate::gpu::{self, Buffer, Timing};
 
@@ -255,29 +255,31 @@ impl Runtime {
         Ok((grouping_digest(&buckets, c[0].sentinel_count), timing))
     }
 
-    /// Timing of one stencil sweep ([`Runtime::stencil_f32`], [`Runtime::stencil_f64`])
-    /// over the resident `input` of `dtype` cells; returns a digest of the output's bits
+    /// Timing of one stencil `sweep` ([`Runtime::stencil_star`]) over the resident `input`
+    /// of `dtype` cells; returns a digest of the output's bits
     /// ([`memtune_kernels::digest::words`]) and the runs' times.
     pub fn time_stencil(
         &mut self,
         input: &Resident,
         dtype: Dtype,
-        dims: [u32; 3],
-        repeats: u32,
+        sweep: StencilSweep,
         plan: &StencilPlan,
         runs: usize,
     ) -> Result<(u64, Timing), LaunchError> {
         match dtype {
-            Dtype::F32 => self.time_stencil_as::<f32>(input, dims, repeats, plan, runs),
-            Dtype::F64 => self.time_stencil_as::<f64>(input, dims, repeats, plan, runs),
+            Dtype::F32 => self.time_stencil_as::<f32>(input, sweep, plan, runs),
+            Dtype::F64 => self.time_stencil_as::<f64>(input, sweep, plan, runs),
         }
     }
 
     fn time_stencil_as<T: StencilElement>(
         &mut self,
         input: &Resident,
-        dims: [u32; 3],
-        repeats: u32,
+        StencilSweep {
+            dims,
+            repeats,
+            radius,
+        }: StencilSweep,
         plan: &StencilPlan,
         runs: usize,
     ) -> Result<(u64, Timing), LaunchError> {
@@ -287,7 +289,7 @@ impl Runtime {
                 "the stencil input must be device memory of {elem}-byte cells"
             )));
         }
-        let shape = stencil_launch(dims, input.len as usize, repeats, plan, elem)?;
+        let shape = stencil_launch(dims, input.len as usize, repeats, plan, elem, radius)?;
         self.bind()?;
         self.check_free(input.bytes())?;
         let function = self.stencil_function::<T>(&shape)?;

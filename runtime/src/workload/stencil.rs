@@ -1,12 +1,15 @@
-//! The 3-D stencil (`memtune_kernels::stencil`): a 7-point sweep of a grid in f32 or f64,
-//! plain, staged in shared memory, or streaming planes, with a block shape.
+//! The 3-D stencil (`memtune_kernels::stencil`): a 7-point (radius 1) or 13-point
+//! (radius 2) star sweep of a grid in f32 or f64, plain, staged in shared memory, or
+//! streaming planes, with a block shape.
 
-use memtune_core::plan::{stencil, Dtype, PlanError, StencilPlan, StencilWorkload, Variant};
+use memtune_core::plan::{
+    stencil, stencil_untimed, Dtype, PlanError, StencilPlan, StencilWorkload, Variant,
+};
 use memtune_core::Profile;
 
 use super::{random_words, Machine, Pick, Workload};
 use crate::gpu::Timing;
-use crate::launch::{stencil_launch, LaunchError, Resident, Runtime};
+use crate::launch::{stencil_launch, LaunchError, Resident, Runtime, StencilSweep};
 
 /// Block shapes the sweep tries, per variant where allowed.
 pub const BLOCKS: [[u32; 3]; 8] = [
@@ -20,18 +23,31 @@ pub const BLOCKS: [[u32; 3]; 8] = [
     [128, 2, 1],
 ];
 
-/// One stencil case: a grid of `dims` cells of `dtype`, each cell's neighbours read
-/// `repeats` times per sweep.
+/// Radius of the wider kernel variant: the 13-point star, whose plans the profile's
+/// staging section (timed on the 7-point kernel) does not rank.
+pub const WIDE_RADIUS: u32 = 2;
+
+/// One stencil case: a grid of `dims` cells of `dtype`, each cell's neighbours (`radius`
+/// each side along each axis) read `repeats` times per sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Case {
     pub dims: [u32; 3],
     pub dtype: Dtype,
     pub repeats: u32,
+    pub radius: u32,
 }
 
 impl Case {
     fn cells(&self) -> u64 {
         self.dims.iter().map(|&d| u64::from(d)).product()
+    }
+
+    fn sweep(&self) -> StencilSweep {
+        StencilSweep {
+            dims: self.dims,
+            repeats: self.repeats,
+            radius: self.radius,
+        }
     }
 }
 
@@ -87,14 +103,14 @@ pub fn sweep() -> Vec<StencilPlan> {
     out
 }
 
-/// The plans of [`sweep`] the kernels can take on a `dims` volume of `elem_bytes`-byte
-/// cells ([`stencil_launch`] accepts them), in sweep order. Shared by the benchmark and
-/// the staging probe.
-pub fn candidates(dims: [u32; 3], repeats: u32, elem_bytes: u64) -> Vec<StencilPlan> {
-    let cells = dims.iter().map(|&d| d as usize).product::<usize>();
+/// The plans of [`sweep`] the kernels can take on `s` with `elem_bytes`-byte cells
+/// ([`stencil_launch`] accepts them), in sweep order. Shared by the benchmark and the
+/// staging probe.
+pub fn candidates(s: StencilSweep, elem_bytes: u64) -> Vec<StencilPlan> {
+    let cells = s.dims.iter().map(|&d| d as usize).product::<usize>();
     sweep()
         .into_iter()
-        .filter(|p| stencil_launch(dims, cells, repeats, p, elem_bytes).is_ok())
+        .filter(|p| stencil_launch(s.dims, cells, s.repeats, p, elem_bytes, s.radius).is_ok())
         .collect()
 }
 
@@ -114,13 +130,45 @@ pub fn case_name(dims: [u32; 3], dtype: &str, repeats: u32) -> String {
     format!("{}x{}x{} {dtype} x{repeats}", dims[0], dims[1], dims[2])
 }
 
+/// The end of a case's name for the kernel of `radius` (nothing for the 7-point star).
+fn radius_suffix(radius: u32) -> String {
+    if radius == 1 {
+        String::new()
+    } else {
+        format!(", {}-point", 6 * radius + 1)
+    }
+}
+
+/// The 13-point rows: 256³ and 512³ once each in f32 and f64 (quick: 512³ f32).
+fn wide_cases(quick: bool) -> Vec<Case> {
+    let sizes: &[u32] = if quick { &[512] } else { &[256, 512] };
+    let dtypes: &[Dtype] = if quick {
+        &[Dtype::F32]
+    } else {
+        &[Dtype::F32, Dtype::F64]
+    };
+    dtypes
+        .iter()
+        .flat_map(|&dtype| {
+            sizes.iter().map(move |&n| Case {
+                dims: [n; 3],
+                dtype,
+                repeats: 1,
+                radius: WIDE_RADIUS,
+            })
+        })
+        .collect()
+}
+
 impl Workload for Stencil {
     const NAME: &'static str = "stencil";
+    const SURE_ROWS: &'static str = "the 7-point rows";
     type Case = Case;
     type Tunable = StencilWorkload;
     type Inputs = Resident;
 
-    /// Every grid of [`grids`] in f32, then in f64; `--sizes` and `--memory` do not apply.
+    /// Every grid of [`grids`] in f32, then in f64, then the 13-point rows; `--sizes` and
+    /// `--memory` do not apply.
     fn cases(_machine: &Machine, pick: &Pick, _notes: &mut Vec<String>) -> Vec<Case> {
         let grids = grids(pick.quick);
         [Dtype::F32, Dtype::F64]
@@ -130,13 +178,15 @@ impl Workload for Stencil {
                     dims,
                     dtype,
                     repeats,
+                    radius: 1,
                 })
             })
+            .chain(wide_cases(pick.quick))
             .collect()
     }
 
     fn name(c: &Case) -> String {
-        case_name(c.dims, c.dtype.as_str(), c.repeats)
+        case_name(c.dims, c.dtype.as_str(), c.repeats) + &radius_suffix(c.radius)
     }
 
     fn size_bytes(c: &Case) -> u64 {
@@ -151,10 +201,15 @@ impl Workload for Stencil {
         }
     }
 
-    /// memtune's own stencil keeps the model's pick: the profile's staging section timed
-    /// this very kernel (a user's stencil gets the untuned block, `stencil_untimed`).
+    /// memtune's own 7-point stencil keeps the model's pick: the profile's staging section
+    /// timed this very kernel. The 13-point one is a kernel the profile did not time, as a
+    /// user's stencil is: it gets the untuned block ([`stencil_untimed`]).
     fn untimed(profile: &Profile, c: &Case) -> Result<StencilPlan, PlanError> {
-        stencil::plan(profile, &Self::tunable(c))
+        if c.radius == 1 {
+            stencil::plan(profile, &Self::tunable(c))
+        } else {
+            stencil_untimed(profile, &Self::tunable(c))
+        }
     }
 
     fn untuned(_c: &Case) -> StencilPlan {
@@ -162,11 +217,17 @@ impl Workload for Stencil {
     }
 
     fn sweep(c: &Case) -> Vec<StencilPlan> {
-        candidates(c.dims, c.repeats, elem_bytes(c.dtype))
+        candidates(c.sweep(), elem_bytes(c.dtype))
     }
 
     fn label(plan: &StencilPlan) -> String {
         label(plan)
+    }
+
+    /// The untimed plan is held to the best where the profile timed the kernel: the
+    /// 7-point rows.
+    fn sure(c: &Case) -> bool {
+        c.radius == 1
     }
 
     /// Every cell read once and written once.
@@ -212,7 +273,7 @@ impl Workload for Stencil {
         plan: &StencilPlan,
         runs: usize,
     ) -> Result<(String, Timing), LaunchError> {
-        let (digest, t) = rt.time_stencil(input, c.dtype, c.dims, c.repeats, plan, runs)?;
+        let (digest, t) = rt.time_stencil(input, c.dtype, c.sweep(), plan, runs)?;
         Ok((format!("{digest:016x}"), t))
     }
 }

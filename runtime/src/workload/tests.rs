@@ -54,6 +54,17 @@ fn size_lists() {
     );
     assert_eq!(stencil::grids(true).len(), 2);
     assert_eq!(stencil::grids(false).len(), 4);
+    let m = machine(free, 512 * GIB);
+    for (quick, rows, wide) in [(true, 5, 1), (false, 12, 4)] {
+        let pick = Pick {
+            quick,
+            ..Pick::default()
+        };
+        let cases = Stencil::cases(&m, &pick, &mut Vec::new());
+        assert_eq!(cases.len(), rows, "quick {quick}");
+        let wide_rows = cases.iter().filter(|c| c.radius == stencil::WIDE_RADIUS);
+        assert_eq!(wide_rows.count(), wide, "quick {quick}");
+    }
 }
 
 #[test]
@@ -116,9 +127,9 @@ fn sweeps_are_launchable_plans() {
     let all = stencil::sweep();
     assert_eq!(all.len(), 8 + 8 + 4);
     for plan in all.iter().chain([&stencil::untuned()]) {
-        for elem in [4, 8] {
+        for (elem, radius) in [(4, 1), (8, 1), (4, 2), (8, 2)] {
             let n = 256u32;
-            stencil_launch([n, n, n], (n as usize).pow(3), 1, plan, elem)
+            stencil_launch([n, n, n], (n as usize).pow(3), 1, plan, elem, radius)
                 .expect("launchable stencil block");
         }
     }
@@ -247,10 +258,14 @@ fn case_names_and_what_is_sure() {
         dims: [512; 3],
         dtype: Dtype::F32,
         repeats: 1,
+        radius: 1,
     };
     assert_eq!(Some(Stencil::name(&st)), Stencil::bandwidth_case());
     assert_eq!(Stencil::moved_bytes(&st), Some(2 * 512 * 512 * 512 * 4));
     assert!(Stencil::sure(&st));
+    let wide = stencil::Case { radius: 2, ..st };
+    assert_eq!(Stencil::name(&wide), "512x512x512 f32 x1, 13-point");
+    assert!(!Stencil::sure(&wide));
     assert_eq!(Sampling::check("7", "7"), Ok(()));
     assert!(Sampling::check("7", "8").unwrap_err().contains("differs"));
 }

@@ -64,8 +64,8 @@ type Pick = fn(&Row) -> f64;
 /// Time against size, one line per version and memory (sampling regions in device or
 /// pinned memory, grouping tables in device or pinned memory).
 pub fn chart(device: &str, r: &Report) -> Chart {
-    // Rows of one memory and kernel variant share a line: a case's "N reads" and "work N"
-    // parts name its variant.
+    // Rows of one memory and kernel variant share a line: a case's "N reads", "work N" and
+    // "N-point" parts name its variant.
     let group_of = |case: &str| -> String {
         let memory = if case.contains("(pinned)") {
             "pinned table"
@@ -79,7 +79,7 @@ pub fn chart(device: &str, r: &Report) -> Chart {
         let variant = case
             .split(", ")
             .skip(1)
-            .filter(|p| p.ends_with(" reads") || p.starts_with("work "));
+            .filter(|p| p.ends_with(" reads") || p.starts_with("work ") || p.ends_with("-point"));
         std::iter::once(memory)
             .chain(variant)
             .collect::<Vec<_>>()

@@ -144,7 +144,8 @@ pub(super) fn tuned_row<W: Workload>(
     let untuned = W::untuned(case);
     let mut candidates = W::sweep(case);
     let (expected, _) = time(&untuned, 1, true)?;
-    let kernel = format!("memtune-bench-{}", W::NAME);
+    // One key a case: its kernel variant (reads, work, radius) is in its name.
+    let kernel = format!("memtune-bench-{}: {}", W::NAME, W::name(case));
     let tunable = W::tunable(case);
     let check = |got: &str| W::check(&expected, got);
     let auto = autotuned::autotune(profile, uuid, &kernel, &tunable, check, &mut time);

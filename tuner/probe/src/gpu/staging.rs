@@ -18,7 +18,7 @@
 
 use crate::fault::{FaultOp, FaultSection, Faults, InjectedFault};
 use crate::Cancel;
-use memtune::launch::{Resident, Runtime};
+use memtune::launch::{Resident, Runtime, StencilSweep};
 use memtune::workload::stencil as sweep;
 use memtune::LaunchError;
 use memtune_core::plan::{Dtype, StencilPlan, Variant};
@@ -93,7 +93,12 @@ fn variant_index(v: Variant) -> usize {
 pub fn sweep_plans(dims: [u32; 3], dtype: Dtype, quick: bool) -> Vec<StencilPlan> {
     let cap = caps(quick);
     let mut taken = [0usize; 3];
-    sweep::candidates(dims, SWEEP_REPEATS, elem_bytes(dtype))
+    let swept = StencilSweep {
+        dims,
+        repeats: SWEEP_REPEATS,
+        radius: 1,
+    };
+    sweep::candidates(swept, elem_bytes(dtype))
         .into_iter()
         .filter(|p| !(p.variant == Variant::Staged && p.block[2] == 1))
         .filter(|p| {
@@ -241,7 +246,12 @@ pub fn measure(
                     }
                     faults.check(FaultOp::Launch, FaultSection::Staging)?;
                     step(&format!("staging {case}: {}", label(p)));
-                    let (digest, timing) = rt.time_stencil(&input, dtype, dims, r, p, RUNS)?;
+                    let sweep = StencilSweep {
+                        dims,
+                        repeats: r,
+                        radius: 1,
+                    };
+                    let (digest, timing) = rt.time_stencil(&input, dtype, sweep, p, RUNS)?;
                     match &first {
                         None => first = Some((label(p), digest)),
                         Some((l0, d0)) if *d0 != digest => {
@@ -355,6 +365,7 @@ mod tests {
                             12,
                             p,
                             elem_bytes(dtype),
+1,
                         )
                         .expect("launchable");
                     }
@@ -369,6 +380,7 @@ mod tests {
                         SWEEP_REPEATS,
                         &p,
                         elem_bytes(dtype),
+1,
                     )
                     .expect("launchable on the check volume");
                     assert!(p.variant != Variant::Staged || p.block[2] > 1, "{p:?}");
