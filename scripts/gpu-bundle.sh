@@ -6,7 +6,8 @@
 #
 #   bash scripts/gpu-run.sh /tmp/r; s=$?; tar czf $OUT/gpu-results.tgz -C /tmp/r .; cp /tmp/r/summary.txt $OUT/; exit $s
 #
-# and unpack the results with scripts/gpu-results.sh FILE.tgz (into benchmarks/results/<gpu model>/).
+# and unpack the results with scripts/gpu-results.sh FILE.tgz KIND (into
+# benchmarks/results/<gpu model>/<KIND>/, e.g. bench, tests, probe).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -100,7 +100,7 @@ fn one_pass_is_always_sure() {
     assert_eq!(j.certainty, Certainty::Sure);
 }
 
-/// The H100 `a0c8e126` (`benchmarks/results/h100/2026-11-25-a0c8e126/`), whose benchmark
+/// The H100 `a0c8e126` (`tests/fixtures/h100/bench-sampling-a0c8e126.json`), whose benchmark
 /// ran one pass over 512 MiB of zero-copy memory, the curve's knee, 1.077x slower than two
 /// passes of 256 MiB: untimed, that region takes that small bet, regions below the knee run
 /// in one pass (the curve's cache hits are no sure gain: the kernel's density decides

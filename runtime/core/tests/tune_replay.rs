@@ -29,39 +29,39 @@ fn root() -> PathBuf {
 /// (bench JSON, the machine's profile) of every recorded run with a sampling sweep.
 const RUNS: [(&str, &str); 9] = [
     (
-        "benchmarks/results/h100/2026-11-26-a772e1b3-variants/bench-sampling.json",
+        "tests/fixtures/h100/bench-sampling-a772e1b3.json",
         "tests/fixtures/h100/GPU-a772e1b3-afb0-3340-d3eb-e185de293dc0.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-26-1a03b07d-variants/bench-sampling.json",
+        "tests/fixtures/h100/bench-sampling-1a03b07d.json",
         "tests/fixtures/h100/GPU-1a03b07d-dacd-6ff3-b691-753486059d29.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-26-9903c535-variants/bench-sampling.json",
+        "tests/fixtures/h100/bench-sampling-9903c535.json",
         "tests/fixtures/h100/GPU-9903c535-fde7-697b-0774-9b528b5efbe6.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-26-e4ca9cc1-user-kernels/bench/bench-sampling.json",
+        "tests/fixtures/h100/bench-sampling-e4ca9cc1.json",
         "tests/fixtures/h100/GPU-e4ca9cc1-9894-07ce-6614-7f62bef2b3f2.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-26-57090dfd/bench-sampling.json",
+        "tests/fixtures/h100/bench-sampling-57090dfd.json",
         "tests/fixtures/h100/GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-25-a0c8e126/bench-sampling.json",
+        "tests/fixtures/h100/bench-sampling-a0c8e126.json",
         "tests/fixtures/h100/GPU-a0c8e126-4152-9b33-7f87-3a79ad4282da.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-25-b9cd8c3b/bench-sampling.json",
+        "tests/fixtures/h100/bench-b9cd8c3b/bench-sampling.json",
         "tests/fixtures/h100/GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json",
     ),
     (
-        "benchmarks/results/h200/2026-11-22-c9f64bde/bench/bench-sampling.json",
+        "tests/fixtures/h200/bench-sampling-c9f64bde.json",
         "tests/fixtures/h200/GPU-c9f64bde-1a33-a799-a0e2-48ad3a5b26aa.json",
     ),
     (
-        "benchmarks/results/h200/2026-11-22-2f0122bd/bench/bench-sampling.json",
+        "tests/fixtures/h200/bench-sampling-2f0122bd.json",
         "tests/fixtures/h200/GPU-2f0122bd-39ab-bf54-3486-d0d5344992cb.json",
     ),
 ];
@@ -370,19 +370,19 @@ fn the_autotuner_replayed_on_recorded_sweeps_lands_near_the_best() {
 /// (bench JSON, the machine's profile) of every recorded run with a grouping sweep.
 const GROUPING_RUNS: [(&str, &str); 4] = [
     (
-        "benchmarks/results/h100/2026-11-26-57090dfd/bench-grouping-pinned.json",
+        "tests/fixtures/h100/bench-grouping-pinned-57090dfd.json",
         "tests/fixtures/h100/GPU-57090dfd-6d8e-e4a5-7281-b6a771708cfa.json",
     ),
     (
-        "benchmarks/results/h100/2026-11-25-b9cd8c3b/bench-grouping.json",
+        "tests/fixtures/h100/bench-b9cd8c3b/bench-grouping.json",
         "tests/fixtures/h100/GPU-b9cd8c3b-46b0-8568-1f4e-2b6244305dff.json",
     ),
     (
-        "benchmarks/results/h200/2026-11-22-c9f64bde/bench/bench-grouping.json",
+        "tests/fixtures/h200/bench-grouping-c9f64bde.json",
         "tests/fixtures/h200/GPU-c9f64bde-1a33-a799-a0e2-48ad3a5b26aa.json",
     ),
     (
-        "benchmarks/results/h200/2026-11-22-2f0122bd/bench/bench-grouping.json",
+        "tests/fixtures/h200/bench-grouping-2f0122bd.json",
         "tests/fixtures/h200/GPU-2f0122bd-39ab-bf54-3486-d0d5344992cb.json",
     ),
 ];

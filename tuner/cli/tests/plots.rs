@@ -8,7 +8,7 @@ use resvg::{tiny_skia, usvg};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-const RUN: &str = "benchmarks/results/h100/2026-11-25-b9cd8c3b";
+const RUN: &str = "tests/fixtures/h100/bench-b9cd8c3b";
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const RUN: &str = "benchmarks/results/h100/2026-11-25-b9cd8c3b";
+const RUN: &str = "tests/fixtures/h100/bench-b9cd8c3b";
 const SECTIONS: [&str; 9] = [
     "device",
     "tlb",
