@@ -26,8 +26,7 @@ use crate::gpu::{Buffer, Context};
 pub use shape::{
     grouping_capacity, grouping_scopes, sampling_grid, sampling_scopes, sampling_threads,
     stencil_launch, StencilLaunch, StencilSweep, GROUPING_BLOCK, SAMPLING_BLOCK,
-    SAMPLING_BLOCKS_PER_SM,
-    STREAMING_PLANES,
+    SAMPLING_BLOCKS_PER_SM, STREAMING_PLANES,
 };
 pub use timing::{grouping_digest, GroupingDigest, Resident};
 

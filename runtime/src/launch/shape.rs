@@ -457,7 +457,7 @@ mod tests {
             6,
             &stencil_plan(Variant::Streaming, [32, 8, 1]),
             8,
-1,
+            1,
         );
         // Two f64 cells a thread along x; chunks of STREAMING_PLANES planes along z.
         assert!(
@@ -472,7 +472,7 @@ mod tests {
             1,
             &stencil_plan(Variant::Streaming, [32, 4, 1]),
             4,
-1,
+            1,
         );
         assert!(
             f32_streaming.as_ref().is_ok_and(|l| l.grid == (2, 12, 5)),
@@ -484,7 +484,8 @@ mod tests {
                 n,
                 1,
                 &stencil_plan(Variant::Streaming, [16, 8, 1]),
-                4, 1
+                4,
+                1
             ),
             Err(LaunchError::BadBlock { .. })
         ));
@@ -495,7 +496,8 @@ mod tests {
                 66 * 48 * 40,
                 1,
                 &stencil_plan(Variant::Streaming, [32, 8, 1]),
-                4, 1
+                4,
+                1
             ),
             Err(LaunchError::BadSize(_))
         ));

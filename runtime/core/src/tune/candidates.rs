@@ -417,8 +417,7 @@ impl Tunable for StencilWorkload {
     fn neighbours(&self, model: &StencilPlan) -> Vec<StencilPlan> {
         let why = "a neighbour of the model's pick";
         let mut out = Vec::new();
-        // The other variants at the model's block where they can take it, then the model's
-        // variant at blocks twice as deep and twice as wide in y. From a streaming pick,
+        // The other variants at the model's block where they can take it. From a streaming pick,
         // staged takes the threads two planes deep and plain keeps the one-plane block,
         // which a kernel whose staging does not pay may run fastest.
         for variant in [Variant::Staged, Variant::Streaming, Variant::Plain] {
@@ -433,13 +432,17 @@ impl Tunable for StencilWorkload {
             }
             out.push(stencil(variant, clamp(block, self.dims), why));
         }
+        // Then the model's variant at another block: a streaming pick of two or more warps
+        // a row at half the row's width (its fastest blocks take 128-256 threads, see
+        // docs/calibration.md), a one-warp row twice as deep in y; plain and staged twice
+        // as deep in z.
         let [x, y, z] = model.block;
-        let wider = if model.variant == Variant::Streaming {
-            [x, (y * 2).min(32), 1]
-        } else {
-            [x, y, (z * 2).min(64)]
+        let other = match model.variant {
+            Variant::Streaming if x >= 64 => [x / 2, y, 1],
+            Variant::Streaming => [x, (y * 2).min(32), 1],
+            _ => [x, y, (z * 2).min(64)],
         };
-        out.push(stencil(model.variant, clamp(wider, self.dims), why));
+        out.push(stencil(model.variant, clamp(other, self.dims), why));
         out.retain(|p| p.block.iter().product::<u32>() <= 1024 && p.block[0] % 32 == 0);
         out
     }

@@ -242,3 +242,34 @@ fn cache_edges_take_the_drivers_l2_size_for_a_level_just_under_it() {
     profile.device.l2_bytes = 2 * largest + 4 * mib;
     assert!(cache_edges(&profile).contains(&largest));
 }
+
+#[test]
+fn a_streaming_pick_of_two_warps_a_row_neighbours_its_one_warp_row() {
+    let w = StencilWorkload {
+        dims: [256, 256, 256],
+        dtype: Dtype::F32,
+        repeats: 1,
+    };
+    let pick = |block| StencilPlan {
+        variant: Variant::Streaming,
+        block,
+        staging: true,
+        reasons: vec![],
+    };
+    let blocks = |model| -> Vec<(Variant, [u32; 3])> {
+        w.neighbours(&pick(model))
+            .iter()
+            .map(|p| (p.variant, p.block))
+            .collect()
+    };
+    let two_warps = blocks([64, 4, 1]);
+    assert!(
+        two_warps.contains(&(Variant::Streaming, [32, 4, 1])),
+        "{two_warps:?}"
+    );
+    let one_warp = blocks([32, 4, 1]);
+    assert!(
+        one_warp.contains(&(Variant::Streaming, [32, 8, 1])),
+        "{one_warp:?}"
+    );
+}

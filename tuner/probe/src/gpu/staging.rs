@@ -365,7 +365,7 @@ mod tests {
                             12,
                             p,
                             elem_bytes(dtype),
-1,
+                            1,
                         )
                         .expect("launchable");
                     }
@@ -380,7 +380,7 @@ mod tests {
                         SWEEP_REPEATS,
                         &p,
                         elem_bytes(dtype),
-1,
+                        1,
                     )
                     .expect("launchable on the check volume");
                     assert!(p.variant != Variant::Staged || p.block[2] > 1, "{p:?}");
