@@ -5,18 +5,9 @@
 //   out  2 x u64: out[0] cycles of the timed steps, out[1] what the walk reached (a data
 //        sink that keeps the walk alive)
 //
-// No #include: NVRTC compiles this without any CUDA headers.
+// No CUDA headers: NVRTC compiles this with only memtune_params.h.
 
-// Cycle counter read after `p` has arrived: the volatile shared store consumes `p`, and a
-// warp issues in order, so the clock read cannot overtake the pending load.
-__device__ __forceinline__ long long memtune_cycles_after(unsigned long long p)
-{
-    __shared__ volatile unsigned long long sink;
-    sink = p;
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) :: "memory");
-    return t;
-}
+#include "memtune_params.h"
 
 // A load cached in L1 and L2 (.ca), the path whose L1 size and ways the probe reads.
 __device__ __forceinline__ unsigned long long memtune_load_ca(unsigned long long addr)
@@ -26,26 +17,25 @@ __device__ __forceinline__ unsigned long long memtune_load_ca(unsigned long long
     return value;
 }
 
+// memtune_timed_walk by thread 0 of block 0; every other thread returns.
+template <typename P, typename Step>
+__device__ __forceinline__ void memtune_first_thread_walk(P start, unsigned int warm_steps,
+                                                          unsigned int steps, Step step,
+                                                          unsigned long long* out)
+{
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        memtune_timed_walk(start, warm_steps, steps, step, out);
+    }
+}
+
 // L1 path: a ring written by memtune_chase_init (pointer_chase.cu), absolute addresses.
 extern "C" __global__ void memtune_chase_ca(unsigned long long start,
                                             unsigned int warm_steps,
                                             unsigned int steps,
                                             unsigned long long* out)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0) {
-        return;
-    }
-    unsigned long long p = start;
-    for (unsigned int i = 0; i < warm_steps; ++i) {
-        p = memtune_load_ca(p);
-    }
-    long long t0 = memtune_cycles_after(p);
-    for (unsigned int i = 0; i < steps; ++i) {
-        p = memtune_load_ca(p);
-    }
-    long long t1 = memtune_cycles_after(p);
-    out[0] = (unsigned long long)(t1 - t0);
-    out[1] = p;
+    memtune_first_thread_walk(
+        start, warm_steps, steps, [](unsigned long long p) { return memtune_load_ca(p); }, out);
 }
 
 // Constant path: the ring lives in this bank; each element holds the word index of the
@@ -57,20 +47,8 @@ extern "C" __global__ void memtune_chase_const(unsigned int start,
                                                unsigned int steps,
                                                unsigned long long* out)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0) {
-        return;
-    }
-    unsigned int p = start;
-    for (unsigned int i = 0; i < warm_steps; ++i) {
-        p = memtune_const_ring[p];
-    }
-    long long t0 = memtune_cycles_after(p);
-    for (unsigned int i = 0; i < steps; ++i) {
-        p = memtune_const_ring[p];
-    }
-    long long t1 = memtune_cycles_after(p);
-    out[0] = (unsigned long long)(t1 - t0);
-    out[1] = p;
+    memtune_first_thread_walk(
+        start, warm_steps, steps, [](unsigned int p) { return memtune_const_ring[p]; }, out);
 }
 
 // Shared memory: a ring of `count` word indices (stride `stride_words`) built by thread 0
@@ -89,15 +67,5 @@ extern "C" __global__ void memtune_chase_shared(unsigned int count,
     }
     __syncwarp(1u);
     volatile unsigned int* r = ring;
-    unsigned int p = 0;
-    for (unsigned int i = 0; i < count; ++i) {
-        p = r[p];
-    }
-    long long t0 = memtune_cycles_after(p);
-    for (unsigned int i = 0; i < steps; ++i) {
-        p = r[p];
-    }
-    long long t1 = memtune_cycles_after(p);
-    out[0] = (unsigned long long)(t1 - t0);
-    out[1] = p;
+    memtune_timed_walk(0u, count, steps, [=](unsigned int p) { return r[p]; }, out);
 }

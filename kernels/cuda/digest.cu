@@ -3,7 +3,9 @@
 // 2^64, of mix(word index, word) over the 4-byte words; `memtune_kernels::digest::words`
 // computes the same on the CPU.
 //
-// No #include: NVRTC compiles this without any CUDA headers.
+// No CUDA headers: NVRTC compiles this with only memtune_params.h.
+
+#include "memtune_params.h"
 
 // SplitMix64's finaliser.
 __device__ __forceinline__ unsigned long long memtune_mix64(unsigned long long x)
@@ -20,28 +22,8 @@ extern "C" __global__ void memtune_digest_words(const unsigned int* data,
                                                 unsigned long long n_words,
                                                 unsigned long long* out)
 {
-    __shared__ unsigned long long partial[32];
-    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned long long sum = 0;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-         i < n_words; i += threads) {
-        sum += memtune_mix64(memtune_mix64(i) ^ data[i]);
-    }
-    for (int offset = 16; offset > 0; offset /= 2) {
-        sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    }
-    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (lane == 0) {
-        partial[warp] = sum;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        sum = lane < blockDim.x / 32 ? partial[lane] : 0;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            sum += __shfl_down_sync(0xffffffffu, sum, offset);
-        }
-        if (lane == 0) {
-            atomicAdd(out, sum);
-        }
-    }
+    memtune_grid_sum(
+        n_words,
+        [=](unsigned long long i) { return memtune_mix64(memtune_mix64(i) ^ data[i]); },
+        out);
 }

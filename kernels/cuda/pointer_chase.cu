@@ -5,7 +5,9 @@
 // (warm_steps) fills the TLBs and L2; the timed walk (steps) then shows TLB misses only
 // once the distance exceeds what the TLBs cover.
 //
-// No #include: NVRTC compiles this without any CUDA headers.
+// No CUDA headers: NVRTC compiles this with only memtune_params.h.
+
+#include "memtune_params.h"
 
 // Init: for i in [0, count), stores at base + i*stride_bytes the absolute address of
 // element (i + 1) % count, closing the ring.
@@ -43,17 +45,6 @@ __device__ __forceinline__ unsigned long long memtune_load_cg(unsigned long long
     return value;
 }
 
-// Reads the cycle counter after `p` has arrived: the volatile shared store consumes `p`,
-// and a warp issues in order, so the clock read cannot overtake the pending load.
-__device__ __forceinline__ long long memtune_clock_after(unsigned long long p)
-{
-    __shared__ volatile unsigned long long sink;
-    sink = p;
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) :: "memory");
-    return t;
-}
-
 // Chase: one thread walks the ring from `start`, first warm_steps untimed steps, then
 // `steps` timed steps.
 //   start       address of any ring element (from memtune_chase_init)
@@ -85,18 +76,8 @@ extern "C" __global__ void memtune_pointer_chase(unsigned long long start,
         return;
     }
 
-    unsigned long long p = start;
-    for (unsigned int i = 0; i < warm_steps; ++i) {
-        p = memtune_load_cg(p);
-    }
-    long long t0 = memtune_clock_after(p);
-    for (unsigned int i = 0; i < steps; ++i) {
-        p = memtune_load_cg(p);
-    }
-    long long t1 = memtune_clock_after(p);
-
-    out[0] = (unsigned long long)(t1 - t0);
-    out[1] = p;
+    memtune_timed_walk(
+        start, warm_steps, steps, [](unsigned long long p) { return memtune_load_cg(p); }, out);
 }
 
 // Walks `steps` loads from `p` with the clock read after the last one arrives.
@@ -134,12 +115,9 @@ extern "C" __global__ void memtune_pointer_chase_pair(unsigned long long start_a
     }
     unsigned int sm = memtune_smid();
     if (sm == (unsigned int)sm_a && atomicCAS(&out[2], ~0ull, (unsigned long long)sm) == ~0ull) {
-        unsigned long long p = memtune_walk(start_a, warm_steps);
-        long long t0 = memtune_clock_after(p);
-        p = memtune_walk(p, steps);
-        long long t1 = memtune_clock_after(p);
-        out[0] = (unsigned long long)(t1 - t0);
-        out[1] = p;
+        memtune_timed_walk(
+            start_a, warm_steps, steps, [](unsigned long long p) { return memtune_load_cg(p); },
+            out);
     } else if (sm == (unsigned int)sm_b &&
                atomicCAS(&out[5], ~0ull, (unsigned long long)sm) == ~0ull) {
         unsigned long long p = memtune_walk(start_b, warm_steps);

@@ -6,7 +6,9 @@
 // The data is never zeros: memtune_fill_words writes a hash of each word's index, so the
 // host can recompute the exact expected sum without copying the region back.
 //
-// No #include: NVRTC compiles this without any CUDA headers.
+// No CUDA headers: NVRTC compiles this with only memtune_params.h.
+
+#include "memtune_params.h"
 
 // A cheap, well-mixed 32-bit hash of a word index (the low half of a 64-bit finalizer).
 __device__ __forceinline__ unsigned int memtune_word_hash(unsigned long long i)
@@ -57,28 +59,5 @@ extern "C" __global__ void memtune_sum_words(const unsigned int* data,
                                              unsigned long long n_words,
                                              unsigned long long* sum)
 {
-    __shared__ unsigned long long partial[32];
-    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned long long acc = 0;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-         i < n_words; i += threads) {
-        acc += data[i];
-    }
-    for (int offset = 16; offset > 0; offset /= 2) {
-        acc += __shfl_down_sync(0xffffffffu, acc, offset);
-    }
-    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (lane == 0) {
-        partial[warp] = acc;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        acc = lane < blockDim.x / 32 ? partial[lane] : 0;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            acc += __shfl_down_sync(0xffffffffu, acc, offset);
-        }
-        if (lane == 0) {
-            atomicAdd(sum, acc);
-        }
-    }
+    memtune_grid_sum(n_words, [=](unsigned long long i) { return data[i]; }, sum);
 }

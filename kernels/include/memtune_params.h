@@ -150,6 +150,77 @@ __device__ __forceinline__ unsigned int memtune_fmix32(unsigned int h)
     h ^= h >> 16;
     return h;
 }
+
+/**
+ * Adds `term(i)` for every i in [0, n) into `*out`: a grid-stride loop (any grid), a
+ * warp-shuffle sum per warp, the warps' partial sums added by the first warp, then one
+ * atomicAdd per block. Every thread of the block must call it; blocks of a multiple of 32
+ * threads, at most 1024.
+ */
+template <typename Term>
+__device__ __forceinline__ void memtune_grid_sum(unsigned long long n, Term term,
+                                                 unsigned long long* out)
+{
+    __shared__ unsigned long long partial[32];
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long sum = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < n; i += threads) {
+        sum += term(i);
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    }
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) {
+        partial[warp] = sum;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        sum = lane < blockDim.x / 32 ? partial[lane] : 0;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            sum += __shfl_down_sync(0xffffffffu, sum, offset);
+        }
+        if (lane == 0) {
+            atomicAdd(out, sum);
+        }
+    }
+}
+
+/**
+ * Cycle counter read after `p` has arrived: the volatile shared store consumes `p`, and a
+ * warp issues in order, so the clock read cannot overtake the pending load.
+ */
+__device__ __forceinline__ long long memtune_clock_after(unsigned long long p)
+{
+    __shared__ volatile unsigned long long sink;
+    sink = p;
+    long long t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) :: "memory");
+    return t;
+}
+
+/**
+ * The walk of a chase, by one thread: `warm_steps` untimed steps `p = step(p)` from `p`,
+ * then `steps` timed ones. out[0] gets the cycles of the timed steps, out[1] where the
+ * walk ended (a data sink that keeps the walk alive).
+ */
+template <typename P, typename Step>
+__device__ __forceinline__ void memtune_timed_walk(P p, unsigned int warm_steps,
+                                                   unsigned int steps, Step step,
+                                                   unsigned long long* out)
+{
+    for (unsigned int i = 0; i < warm_steps; ++i) {
+        p = step(p);
+    }
+    long long t0 = memtune_clock_after(p);
+    for (unsigned int i = 0; i < steps; ++i) {
+        p = step(p);
+    }
+    long long t1 = memtune_clock_after(p);
+    out[0] = (unsigned long long)(t1 - t0);
+    out[1] = p;
+}
 #endif
 
 #endif /* MEMTUNE_PARAMS_H */

@@ -245,62 +245,40 @@ fn nvrtc_and_rust_agree_on_the_param_layout() {
             ));
         }
     };
-    layout(
+    // The size of the Rust struct `$ty` and the offset of each of its `$field`s, which the
+    // C struct `$c` must have alike.
+    macro_rules! layout {
+        ($c:literal, $ty:ty, [$($field:ident),+ $(,)?]) => {
+            layout($c, size_of::<$ty>(), &[$((stringify!($field), offset_of!($ty, $field))),+])
+        };
+    }
+    layout!(
         "memtune_sampling_params",
-        size_of::<SamplingParams>(),
-        &[
-            ("n_words", offset_of!(SamplingParams, n_words)),
-            ("seed", offset_of!(SamplingParams, seed)),
-            ("scope_begin", offset_of!(SamplingParams, scope_begin)),
-            ("scope_end", offset_of!(SamplingParams, scope_end)),
-            (
-                "reads_per_thread",
-                offset_of!(SamplingParams, reads_per_thread),
-            ),
-            ("work", offset_of!(SamplingParams, work)),
-        ],
+        SamplingParams,
+        [
+            n_words,
+            seed,
+            scope_begin,
+            scope_end,
+            reads_per_thread,
+            work
+        ]
     );
-    layout(
+    layout!(
         "memtune_grouping_params",
-        size_of::<GroupingParams>(),
-        &[
-            ("n_keys", offset_of!(GroupingParams, n_keys)),
-            ("capacity", offset_of!(GroupingParams, capacity)),
-            ("scope_begin", offset_of!(GroupingParams, scope_begin)),
-            ("scope_end", offset_of!(GroupingParams, scope_end)),
-            ("work", offset_of!(GroupingParams, work)),
-            ("pad", offset_of!(GroupingParams, pad)),
-        ],
+        GroupingParams,
+        [n_keys, capacity, scope_begin, scope_end, work, pad]
     );
-    layout(
-        "memtune_grouping_bucket",
-        size_of::<GroupingBucket>(),
-        &[
-            ("key", offset_of!(GroupingBucket, key)),
-            ("count", offset_of!(GroupingBucket, count)),
-        ],
-    );
-    layout(
+    layout!("memtune_grouping_bucket", GroupingBucket, [key, count]);
+    layout!(
         "memtune_grouping_counters",
-        size_of::<GroupingCounters>(),
-        &[
-            (
-                "sentinel_count",
-                offset_of!(GroupingCounters, sentinel_count),
-            ),
-            ("spilled", offset_of!(GroupingCounters, spilled)),
-            ("dropped", offset_of!(GroupingCounters, dropped)),
-        ],
+        GroupingCounters,
+        [sentinel_count, spilled, dropped]
     );
-    layout(
+    layout!(
         "memtune_stencil_params",
-        size_of::<StencilParams>(),
-        &[
-            ("nx", offset_of!(StencilParams, nx)),
-            ("ny", offset_of!(StencilParams, ny)),
-            ("nz", offset_of!(StencilParams, nz)),
-            ("repeats", offset_of!(StencilParams, repeats)),
-        ],
+        StencilParams,
+        [nx, ny, nz, repeats]
     );
     // NVRTC has neither <cstddef> nor __builtin_offsetof; __INTADDR__ is what the EDG
     // front end's own offsetof expands to, and it is a constant expression.

@@ -218,37 +218,15 @@ impl Tuned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_core::profile::{ComputeCapability, Provenance};
+    use memtune_tests::profile_of_model;
 
+    /// A made-up H100-class GPU of model `name`.
     fn id(uuid: &str, name: &str) -> DeviceIdentity {
-        DeviceIdentity {
-            uuid: uuid.into(),
-            name: name.into(),
-            compute_capability: ComputeCapability { major: 9, minor: 0 },
-            sm_count: 132,
-            l2_bytes: 50 << 20,
-            shared_memory_per_block_bytes: 48 << 10,
-            shared_memory_per_block_optin_bytes: 227 << 10,
-            shared_memory_per_sm_bytes: 228 << 10,
-            global_memory_bytes: 80 << 30,
-            sm_clock_khz: 1_980_000,
-            memory_clock_khz: 2_619_000,
-            memory_bus_width_bits: 5120,
-            driver_version: "13.0".into(),
-            pci_bus_id: None,
-        }
+        profile_of_model(uuid, name, 132).device
     }
 
     fn profile_of(device: DeviceIdentity) -> Profile {
-        let provenance = Provenance {
-            memtune_version: "0".into(),
-            probe_version: 1,
-            created_at: "2026-11-22T00:00:00Z".into(),
-            duration_seconds: 1.0,
-            options: Default::default(),
-            simulator: None,
-        };
-        Profile::identity_only(device, provenance)
+        profile_of_model(&device.uuid, &device.name, device.sm_count)
     }
 
     const A: &str = "GPU-00000001-0000-4000-8000-000000000001";

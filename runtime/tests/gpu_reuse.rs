@@ -8,15 +8,10 @@ use memtune::core::reuse::{analyze_slice, Histogram, Mode, Options};
 use memtune::reuse::analyze;
 
 fn xorshift(seed: u64, n: usize, items: u64) -> Vec<u64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Addresses 64 bytes apart, as a trace at line granularity looks.
-            (x % items) * 64 + 0x7f00_0000_0000
-        })
+    memtune_tests::xorshift64(seed)
+        .take(n)
+        // Addresses 64 bytes apart, as a trace at line granularity looks.
+        .map(|x| (x % items) * 64 + 0x7f00_0000_0000)
         .collect()
 }
 

@@ -22,14 +22,9 @@ fn tuned_runs_with_the_looked_up_profile_and_refuses_another_model() {
     let mut tuned = Tuned::open(0, Some(dir.path())).expect("open GPU 0");
     assert_eq!(*tuned.source(), Source::BuiltinDefault);
     assert!(tuned.warnings().iter().any(|w| w.contains("cargo tune")));
-    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-    let data: Vec<u32> = (0..(16 << 20))
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        })
+    let data: Vec<u32> = memtune_tests::xorshift64(0x9e37_79b9_7f4a_7c15)
+        .take(16 << 20)
+        .map(|x| x as u32)
         .collect();
     let (sum, plan) = tuned
         .sampling(&data, MemoryKind::Device, 16, 7)

@@ -17,14 +17,10 @@ fn open() -> Runtime {
 }
 
 /// Reproducible words, never all zero.
-fn words(n: usize, mut x: u64) -> Vec<u32> {
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u32
-        })
+fn words(n: usize, seed: u64) -> Vec<u32> {
+    memtune_tests::xorshift64(seed)
+        .take(n)
+        .map(|x| (x >> 32) as u32)
         .collect()
 }
 

@@ -112,3 +112,14 @@ pub fn cargo_tune_bin(compiled: &str) -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(compiled))
 }
+
+/// xorshift64 from `seed` (non-zero): reproducible test data, never zero.
+pub fn xorshift64(seed: u64) -> impl Iterator<Item = u64> {
+    let mut x = seed;
+    std::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    })
+}

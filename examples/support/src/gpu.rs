@@ -17,6 +17,33 @@ pub fn cuda<E: std::fmt::Debug>(call: &'static str) -> impl Fn(E) -> Error {
     Error::cuda(call)
 }
 
+/// A launch grid that grows with the GPU: `blocks_per_sm` blocks of `block` threads per SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    pub block: u32,
+    pub blocks_per_sm: u32,
+}
+
+impl Grid {
+    pub const fn new(block: u32, blocks_per_sm: u32) -> Grid {
+        Grid {
+            block,
+            blocks_per_sm,
+        }
+    }
+
+    /// `(blocks, threads per block)` on a GPU with `sm_count` SMs (one at least).
+    pub fn of(&self, sm_count: u32) -> (u32, u32) {
+        (sm_count.max(1) * self.blocks_per_sm, self.block)
+    }
+
+    /// Threads of a launch on a GPU with `sm_count` SMs.
+    pub fn threads(&self, sm_count: u32) -> u64 {
+        let (blocks, block) = self.of(sm_count);
+        u64::from(blocks) * u64::from(block)
+    }
+}
+
 /// `sm_90` for compute capability 9.0.
 pub fn arch(major: u32, minor: u32) -> String {
     format!("sm_{major}{minor}")
@@ -275,5 +302,13 @@ mod tests {
                 detail: "\"out of memory\"".into()
             }
         );
+    }
+
+    #[test]
+    fn grids_grow_with_the_sms() {
+        let grid = Grid::new(256, 4);
+        assert_eq!(grid.of(0), (4, 256));
+        assert_eq!(grid.of(132), (528, 256));
+        assert_eq!(grid.threads(132), 132 * 1024);
     }
 }

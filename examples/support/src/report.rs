@@ -116,6 +116,15 @@ pub const TIME_COLUMNS: [&str; 5] = [
 /// The columns of [`Timings::tuning_cells`].
 pub const TUNING_COLUMNS: [&str; 3] = ["candidates_timed", "tuning_ms", "cost_in_untuned"];
 
+/// The columns of [`Timings::ratios`].
+pub const RATIO_COLUMNS: [&str; 3] = ["untuned/autotuned", "autotuned/best", "plan/best"];
+
+/// A bench table's header: the example's `lead` columns, [`TIME_COLUMNS`], its `ratios`
+/// columns, then `tail` (the columns of [`Timings::cells`]).
+pub fn header<'a>(lead: &[&'a str], ratios: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    [lead, &TIME_COLUMNS, ratios, tail].concat()
+}
+
 /// The fields of [`Timings::json`] besides the example's own.
 pub const ROW_FIELDS: [&str; 13] = [
     "workload",
@@ -145,6 +154,30 @@ impl Timings {
     }
     pub fn untuned_over_plan(&self) -> f64 {
         ratio(self.untuned.median_ms, self.plan.median_ms)
+    }
+
+    /// The values of [`RATIO_COLUMNS`].
+    pub fn ratios(&self) -> [f64; 3] {
+        [
+            self.untuned_over_autotuned(),
+            self.autotuned_over_best(),
+            self.plan_over_best(),
+        ]
+    }
+
+    /// A table line under a [`header`]: the `lead` cells, the [`Timings::time_cells`], the
+    /// `ratios` to three decimals, then the `tail` cells.
+    pub fn cells(
+        &self,
+        lead: impl IntoIterator<Item = String>,
+        ratios: &[f64],
+        tail: impl IntoIterator<Item = String>,
+    ) -> Vec<String> {
+        lead.into_iter()
+            .chain(self.time_cells())
+            .chain(ratios.iter().map(|x| format!("{x:.3}")))
+            .chain(tail)
+            .collect()
     }
 
     /// The cells of [`TIME_COLUMNS`]: the four medians, then the best plan.

@@ -64,6 +64,27 @@ pub fn compiles_without_warnings(test: &str, source: &KernelSource) {
     }
 }
 
+/// The `#[test]`s of an example's kernel `source` (a `KernelSource`) launched on `grid` (a
+/// [`Grid`](crate::gpu::Grid)): `kernel_compiles_without_warnings`, and
+/// `the_block_size_matches_the_source`: the source has `#define BLOCK_DEFINE grid.block`,
+/// and a GPU of each `sm_count` gets the `(blocks, threads per block)` given.
+#[macro_export]
+macro_rules! kernel_tests {
+    ($source:expr, $block_define:literal, $grid:expr, [$(($sm_count:expr, $want:expr)),+ $(,)?]) => {
+        #[test]
+        fn kernel_compiles_without_warnings() {
+            $crate::testing::compiles_without_warnings("kernel_compiles_without_warnings", &$source);
+        }
+
+        #[test]
+        fn the_block_size_matches_the_source() {
+            let define = format!("#define {} {}", $block_define, $grid.block);
+            assert!($source.source.contains(&define), "{define}");
+            $(assert_eq!($grid.of($sm_count), $want, "{} SMs", $sm_count);)+
+        }
+    };
+}
+
 /// What `parse` makes of `args`; panics on an error.
 pub fn parsed<T: Debug>(args: &[&str], parse: impl Fn(&[&str]) -> Parsed<T>) -> T {
     match parse(args) {
@@ -167,6 +188,16 @@ pub fn assert_contains(text: &str, wants: &[&str]) {
     for want in wants {
         assert!(text.contains(want), "{want}: {text}");
     }
+}
+
+/// [`assert_row_fields`] of the JSON `row`, and its `workload`, `memory` and `bytes`, with
+/// the second run timing nothing (as [`timings`] has it).
+pub fn assert_row(row: &Value, own: &[&str], workload: &str, memory: &str, bytes: u64) {
+    assert_row_fields(row, own);
+    assert_eq!(row["workload"], workload);
+    assert_eq!(row["memory"], memory);
+    assert_eq!(row["bytes"], bytes);
+    assert_eq!(row["second_run_timed"], false);
 }
 
 /// The fields of the JSON `row` are exactly the [`ROW_FIELDS`] and `own`, and a `--json`

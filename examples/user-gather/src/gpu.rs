@@ -47,13 +47,13 @@ impl Gpu {
 
     /// Threads of every gather launch (the CPU reference must model as many).
     pub fn threads(&self) -> u64 {
-        kernel::threads(self.identity().sm_count)
+        kernel::GRID.threads(self.identity().sm_count)
     }
 
     /// `bytes` of `kind` filled by `user_gather_fill` (never zeros).
     pub fn region(&self, kind: MemoryKind, bytes: u64) -> Result<Region> {
         let region = Region::allocate(self.ctx(), kind, bytes)?;
-        let (blocks, block) = kernel::grid(self.identity().sm_count);
+        let (blocks, block) = kernel::GRID.of(self.identity().sm_count);
         let config = LaunchConfig {
             grid_dim: (blocks * 2, 1, 1),
             block_dim: (block, 1, 1),
@@ -97,7 +97,7 @@ impl Gpu {
         }
         let scopes = sampling_scopes(n_words, plan)
             .map_err(|e| GatherError::Autotune(format!("the plan {plan:?} does not fit: {e}")))?;
-        let (blocks, block) = kernel::grid(self.identity().sm_count);
+        let (blocks, block) = kernel::GRID.of(self.identity().sm_count);
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (block, 1, 1),

@@ -2,7 +2,7 @@
 
 use memtune::core::size::format_bytes;
 use memtune::MemoryKind;
-use memtune_example_support::report::{self as support, Timings, TIME_COLUMNS, TUNING_COLUMNS};
+use memtune_example_support::report::{self as support, Timings, RATIO_COLUMNS, TUNING_COLUMNS};
 use serde_json::{json, Value};
 
 pub use memtune_example_support::bench::DecisionSummary;
@@ -30,29 +30,11 @@ impl Row {
 
 /// The table, one line per row and a line of detail under it.
 pub fn table(rows: &[Row]) -> String {
-    let header = [
-        &["variant", "size"][..],
-        &TIME_COLUMNS,
-        &["untuned/autotuned", "autotuned/best", "plan/best"],
-        &TUNING_COLUMNS,
-    ]
-    .concat();
+    let header = support::header(&["variant", "size"], &RATIO_COLUMNS, &TUNING_COLUMNS);
     let cells = |r: &Row| {
         let t = &r.timings;
-        let ratios = [
-            t.untuned_over_autotuned(),
-            t.autotuned_over_best(),
-            t.plan_over_best(),
-        ];
-        [
-            r.variant.clone(),
-            format!("{} {}", r.memory, format_bytes(r.bytes)),
-        ]
-        .into_iter()
-        .chain(t.time_cells())
-        .chain(ratios.map(|x| format!("{x:.3}")))
-        .chain(t.tuning_cells())
-        .collect()
+        let size = format!("{} {}", r.memory, format_bytes(r.bytes));
+        t.cells([r.variant.clone(), size], &t.ratios(), t.tuning_cells())
     };
     let details = |r: &Row| {
         let t = &r.timings;
@@ -64,7 +46,7 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing::{assert_contains, assert_row_fields, timings};
+    use memtune_example_support::testing::{assert_contains, assert_row, timings};
 
     fn row() -> Row {
         let plan = "4 passes of 96 MiB";
@@ -79,12 +61,7 @@ mod tests {
 
     #[test]
     fn json_rows_have_exactly_the_fields() {
-        let v = row().json();
-        assert_row_fields(&v, &[]);
-        assert_eq!(v["workload"], "sampling");
-        assert_eq!(v["memory"], "device");
-        assert_eq!(v["second_run_timed"], false);
-        assert_eq!(v["bytes"], 384 << 20);
+        assert_row(&row().json(), &[], "sampling", "device", 384 << 20);
     }
 
     #[test]

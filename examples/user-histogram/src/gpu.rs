@@ -49,7 +49,7 @@ impl Gpu {
     }
 
     fn config(&self) -> LaunchConfig {
-        let (blocks, block) = kernel::grid(self.identity().sm_count);
+        let (blocks, block) = kernel::GRID.of(self.identity().sm_count);
         LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (block, 1, 1),
@@ -152,48 +152,28 @@ impl Gpu {
         let (spill_keys, spill_values) = (data.spill_keys.dptr(), data.spill_values.dptr());
         for (i, scope) in scopes.iter().enumerate() {
             let (begin, end) = (scope.start, scope.end);
-            let mut launch;
-            match (copy, i) {
-                (true, 0) => {
-                    launch = self.stream().launch_builder(&self.insert_spill);
-                    launch
-                        .arg(&keys)
-                        .arg(&values)
-                        .arg(&case.rows)
-                        .arg(&table)
-                        .arg(&slots)
-                        .arg(&begin)
-                        .arg(&end)
-                        .arg(&work)
-                        .arg(&counters)
-                        .arg(&spill_keys)
-                        .arg(&spill_values);
-                }
-                (true, _) => {
-                    launch = self.stream().launch_builder(&self.insert_spilled);
-                    launch
-                        .arg(&spill_keys)
-                        .arg(&spill_values)
-                        .arg(&table)
-                        .arg(&slots)
-                        .arg(&begin)
-                        .arg(&end)
-                        .arg(&work)
-                        .arg(&counters);
-                }
-                (false, _) => {
-                    launch = self.stream().launch_builder(&self.insert_rows);
-                    launch
-                        .arg(&keys)
-                        .arg(&values)
-                        .arg(&case.rows)
-                        .arg(&table)
-                        .arg(&slots)
-                        .arg(&begin)
-                        .arg(&end)
-                        .arg(&work)
-                        .arg(&counters);
-                }
+            // The copy approach's first pass inserts its scope's rows and spills the others'
+            // (insert_spill), later passes insert the spilled pairs (insert_spilled).
+            let (kernel, from_spill, to_spill) = match (copy, i) {
+                (true, 0) => (&self.insert_spill, false, true),
+                (true, _) => (&self.insert_spilled, true, false),
+                (false, _) => (&self.insert_rows, false, false),
+            };
+            let mut launch = self.stream().launch_builder(kernel);
+            if from_spill {
+                launch.arg(&spill_keys).arg(&spill_values);
+            } else {
+                launch.arg(&keys).arg(&values).arg(&case.rows);
+            }
+            launch
+                .arg(&table)
+                .arg(&slots)
+                .arg(&begin)
+                .arg(&end)
+                .arg(&work)
+                .arg(&counters);
+            if to_spill {
+                launch.arg(&spill_keys).arg(&spill_values);
             }
             // SAFETY: the passes read case.rows <= data.rows rows of the input (or the
             // spilled ones, at most case.rows, which the spill buffers have room for),

@@ -2,6 +2,7 @@
 //! GPU present).
 
 use memtune::kernels::KernelSource;
+use memtune_example_support::gpu::Grid;
 
 /// `user_hist_fill(keys, values, n_rows, key_space, seed)`.
 pub const FILL: &str = "user_hist_fill";
@@ -17,10 +18,9 @@ pub const INSERT_SPILLED: &str = "user_hist_insert_spilled";
 /// `user_hist_digest(table, slots, counters, out)`.
 pub const DIGEST: &str = "user_hist_digest";
 
-/// Threads per block (`USER_HIST_BLOCK` in the source).
-pub const BLOCK: u32 = 256;
-/// Blocks per SM: 2048 threads, a full H100 SM; every loop is grid-stride.
-pub const BLOCKS_PER_SM: u32 = 8;
+/// Every launch: blocks of `USER_HIST_BLOCK` (in the source) threads, 8 per SM: 2048
+/// threads, a full H100 SM; every loop is grid-stride.
+pub const GRID: Grid = Grid::new(256, 8);
 
 pub const SOURCE: KernelSource = KernelSource {
     name: "histogram.cu",
@@ -35,29 +35,16 @@ pub const SOURCE: KernelSource = KernelSource {
     ],
 };
 
-/// `(blocks, threads per block)` of every launch on a GPU with `sm_count` SMs.
-pub fn grid(sm_count: u32) -> (u32, u32) {
-    (sm_count.max(1) * BLOCKS_PER_SM, BLOCK)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing::compiles_without_warnings;
 
-    #[test]
-    fn kernel_compiles_without_warnings() {
-        compiles_without_warnings("kernel_compiles_without_warnings", &SOURCE);
-    }
-
-    #[test]
-    fn the_block_size_matches_the_source() {
-        assert!(SOURCE
-            .source
-            .contains(&format!("#define USER_HIST_BLOCK {BLOCK}")));
-        assert_eq!(grid(0), (8, 256));
-        assert_eq!(grid(132), (1056, 256));
-    }
+    memtune_example_support::kernel_tests!(
+        SOURCE,
+        "USER_HIST_BLOCK",
+        GRID,
+        [(0, (8, 256)), (132, (1056, 256))]
+    );
 
     #[test]
     fn the_slot_layout_matches_the_source() {

@@ -62,7 +62,7 @@ fn open() -> Result<(Autotuner, Gpu)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (tuner, gpu) = session::open(root, Gpu::new)?;
     let id = gpu.identity();
-    let (blocks, block) = kernel::grid(id.sm_count);
+    let (blocks, block) = kernel::GRID.of(id.sm_count);
     let line = session::device_line(id, "kernels");
     println!("{line}; {blocks} blocks of {block}");
     Ok((tuner, gpu))

@@ -2,7 +2,7 @@
 
 use memtune::core::size::format_bytes;
 use memtune::MemoryKind;
-use memtune_example_support::report::{self as support, Timings, TIME_COLUMNS, TUNING_COLUMNS};
+use memtune_example_support::report::{self as support, Timings, RATIO_COLUMNS, TUNING_COLUMNS};
 use serde_json::{json, Value};
 
 use crate::Digest;
@@ -40,38 +40,20 @@ impl Row {
 
 /// The table, one line per row and a line of detail under it.
 pub fn table(rows: &[Row]) -> String {
-    let header = [
-        &["variant", "table", "input", "rows"][..],
-        &TIME_COLUMNS,
-        &[
-            "untuned/autotuned",
-            "autotuned/best",
-            "plan/best",
-            "untuned/plan",
-        ],
-        &TUNING_COLUMNS,
-    ]
-    .concat();
+    let lead = ["variant", "table", "input", "rows"];
+    let ratios = [&RATIO_COLUMNS[..], &["untuned/plan"]].concat();
+    let header = support::header(&lead, &ratios, &TUNING_COLUMNS);
     let cells = |r: &Row| {
         let t = &r.timings;
-        let ratios = [
-            t.untuned_over_autotuned(),
-            t.autotuned_over_best(),
-            t.plan_over_best(),
-            t.untuned_over_plan(),
-        ];
+        let [a, b, c] = t.ratios();
         let table = format!("{} {}", r.memory, format_bytes(r.bytes));
-        [
+        let lead = [
             r.variant.clone(),
             table,
             r.input_memory.to_string(),
             r.rows.to_string(),
-        ]
-        .into_iter()
-        .chain(t.time_cells())
-        .chain(ratios.map(|x| format!("{x:.3}")))
-        .chain(t.tuning_cells())
-        .collect()
+        ];
+        t.cells(lead, &[a, b, c, t.untuned_over_plan()], t.tuning_cells())
     };
     let details = |r: &Row| {
         let t = &r.timings;
@@ -84,7 +66,7 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing::{assert_contains, assert_row_fields, timings};
+    use memtune_example_support::testing::{assert_contains, assert_row, timings};
 
     fn row() -> Row {
         let plan = "copy 4 passes of 256 MiB";
@@ -102,12 +84,8 @@ mod tests {
     #[test]
     fn json_rows_have_exactly_the_fields() {
         let v = row().json();
-        assert_row_fields(&v, &["input_memory", "rows"]);
-        assert_eq!(v["workload"], "grouping");
+        assert_row(&v, &["input_memory", "rows"], "grouping", "device", 1 << 30);
         assert_eq!(v["input_memory"], "pinned");
-        assert_eq!(v["memory"], "device");
-        assert_eq!(v["second_run_timed"], false);
-        assert_eq!(v["bytes"], 1 << 30);
     }
 
     #[test]

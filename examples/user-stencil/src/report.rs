@@ -1,7 +1,7 @@
 //! The bench's rows: a text table and the JSON document of `--json`.
 
 use memtune::core::size::format_bytes;
-use memtune_example_support::report::{self as support, ratio, Timings, TIME_COLUMNS};
+use memtune_example_support::report::{self as support, ratio, Timings};
 use serde_json::{json, Value};
 
 pub use memtune_example_support::bench::DecisionSummary;
@@ -48,13 +48,11 @@ impl Row {
 
 /// The table, one line per row and lines of detail under it.
 pub fn table(rows: &[Row]) -> String {
-    let header = [
-        &["case", "size"][..],
-        &TIME_COLUMNS,
+    let header = support::header(
+        &["case", "size"],
         &["autotuned/best", "untuned/autotuned", "untuned/plan"],
         &["best_GB/s", "best/copy", "candidates_timed"],
-    ]
-    .concat();
+    );
     let cells = |r: &Row| {
         let t = &r.timings;
         let ratios = [
@@ -62,16 +60,12 @@ pub fn table(rows: &[Row]) -> String {
             t.untuned_over_autotuned(),
             t.untuned_over_plan(),
         ];
-        [r.variant.clone(), format_bytes(r.bytes)]
-            .into_iter()
-            .chain(t.time_cells())
-            .chain(ratios.map(|x| format!("{x:.3}")))
-            .chain([
-                format!("{:.0}", gb_per_s(r.bytes, t.best.median_ms)),
-                format!("{:.1}%", 100.0 * r.of_copy(&t.best)),
-                t.candidates_cell(),
-            ])
-            .collect()
+        let tail = [
+            format!("{:.0}", gb_per_s(r.bytes, t.best.median_ms)),
+            format!("{:.1}%", 100.0 * r.of_copy(&t.best)),
+            t.candidates_cell(),
+        ];
+        t.cells([r.variant.clone(), format_bytes(r.bytes)], &ratios, tail)
     };
     let details = |r: &Row| {
         let t = &r.timings;
@@ -100,7 +94,7 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing::{assert_contains, assert_row_fields, timed, timings};
+    use memtune_example_support::testing::{assert_contains, assert_row, timed, timings};
 
     fn row() -> Row {
         let configs = ["plain 32x8x1", "streaming 32x4x1", "streaming 64x4x1"];
@@ -118,11 +112,8 @@ mod tests {
     fn json_rows_have_the_fields() {
         let v = row().json();
         let own = ["plan_config", "autotuned_config", "copy_ms", "plans_timed"];
-        assert_row_fields(&v, &own);
-        assert_eq!(v["workload"], "stencil");
-        assert_eq!(v["memory"], "device");
+        assert_row(&v, &own, "stencil", "device", 32_000_000);
         assert_eq!(v["variant"], "f32 200x200x200");
-        assert_eq!(v["bytes"], 32_000_000);
     }
 
     #[test]

@@ -312,6 +312,16 @@ pub struct RandomAccessPoint {
     pub reads_per_second: f64,
 }
 
+impl From<(u64, f64)> for RandomAccessPoint {
+    /// `(region_bytes, reads_per_second)`.
+    fn from((region_bytes, reads_per_second): (u64, f64)) -> Self {
+        RandomAccessPoint {
+            region_bytes,
+            reads_per_second,
+        }
+    }
+}
+
 /// Data caches, DRAM and shared-memory latency, from single-thread pointer chases (seed 002,
 /// section III.B): each level's size, line and ways read off latency curves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,8 +18,8 @@ use memtune_core::plan::{
 };
 use memtune_core::profile::{MemoryKind, Profile};
 use memtune_core::store::load_path;
-use memtune_core::tune::session::{run_trials, Budget, Stats, Trials};
-use memtune_core::tune::{Candidate, Tunable, MAX_CANDIDATES};
+use memtune_core::tune::session::{run_trials, Budget};
+use memtune_core::tune::{Tunable, WorkloadTrials, MAX_CANDIDATES};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -184,42 +184,6 @@ impl Kernel<'_> {
     }
 }
 
-/// A session on recorded times: `time` prices each candidate the session launches.
-struct Replay<'a, W: Tunable, T> {
-    work: &'a W,
-    profile: &'a Profile,
-    time: T,
-    candidates: Vec<Candidate<W::Plan>>,
-}
-
-impl<W: Tunable, T: Fn(&W::Plan) -> f64> Trials for &mut Replay<'_, W, T> {
-    fn time(&mut self, i: usize) -> Result<f64, String> {
-        Ok((self.time)(&self.candidates[i].plan))
-    }
-    fn refine(&mut self, stats: &[Stats]) -> bool {
-        match self
-            .work
-            .next_candidate(self.profile, &self.candidates, stats)
-        {
-            Some(c) => {
-                self.candidates.push(c);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn first_order(&self, n: usize) -> Vec<usize> {
-        let mut order = self.work.first_order(&self.candidates);
-        order.truncate(n);
-        order
-    }
-
-    fn ruled_out(&self, i: usize, stats: &[Stats]) -> Option<String> {
-        self.work.ruled_out_at(&self.candidates, i, stats)
-    }
-}
-
 /// What a replayed session chose, every plan it tried, and its cost in untuned launches,
 /// after checking the limits every session must keep.
 fn replay<W: Tunable>(
@@ -228,10 +192,10 @@ fn replay<W: Tunable>(
     time: impl Fn(&W::Plan) -> f64,
 ) -> (W::Plan, Vec<W::Plan>) {
     let first = work.candidates(profile).expect("candidates");
-    let mut r = Replay {
-        work,
+    let mut r = WorkloadTrials {
+        workload: work,
         profile,
-        time,
+        time: |p: &W::Plan| Ok::<f64, String>(time(p)),
         candidates: first.clone(),
     };
     let session = run_trials(first.len(), &Budget::default(), &mut r);
@@ -249,7 +213,7 @@ fn replay<W: Tunable>(
     );
     let chosen = tried[session.chosen].clone();
     assert!(
-        (r.time)(&chosen) <= (r.time)(&tried[0]),
+        time(&chosen) <= time(&tried[0]),
         "slower than untuned: {tried:?}"
     );
     (chosen, tried)

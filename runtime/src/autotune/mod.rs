@@ -36,7 +36,7 @@ use std::path::Path;
 use memtune_core::plan::PlanError;
 use memtune_core::tune::session::{self, Budget};
 use memtune_core::tune::{
-    candidates_digest, Candidate, Decision, DecisionStore, StoreSource, Tunable, TuneKey,
+    candidates_digest, Decision, DecisionStore, StoreSource, Tunable, TuneKey, WorkloadTrials,
     ENV_AUTOTUNE,
 };
 use memtune_core::Profile;
@@ -267,7 +267,7 @@ impl Autotuner {
         }
 
         let n = candidates.len();
-        let mut trials = Trials {
+        let mut trials = WorkloadTrials {
             workload,
             profile: &self.profile,
             candidates,
@@ -299,45 +299,6 @@ impl Autotuner {
             decision: Some(decision),
             warnings,
         })
-    }
-}
-
-/// The candidates being timed and the user's launch: the session's [`session::Trials`].
-struct Trials<'a, W: Tunable, F> {
-    workload: &'a W,
-    profile: &'a Profile,
-    candidates: Vec<Candidate<W::Plan>>,
-    time: F,
-}
-
-impl<W: Tunable, F: FnMut(&W::Plan) -> Result<f64, String>> session::Trials
-    for &mut Trials<'_, W, F>
-{
-    fn time(&mut self, i: usize) -> Result<f64, String> {
-        (self.time)(&self.candidates[i].plan)
-    }
-
-    fn refine(&mut self, stats: &[session::Stats]) -> bool {
-        match self
-            .workload
-            .next_candidate(self.profile, &self.candidates, stats)
-        {
-            Some(c) => {
-                self.candidates.push(c);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn first_order(&self, n: usize) -> Vec<usize> {
-        let mut order = self.workload.first_order(&self.candidates);
-        order.truncate(n);
-        order
-    }
-
-    fn ruled_out(&self, i: usize, stats: &[session::Stats]) -> Option<String> {
-        self.workload.ruled_out_at(&self.candidates, i, stats)
     }
 }
 

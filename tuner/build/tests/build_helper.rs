@@ -95,6 +95,16 @@ fn sampling_workload() -> SamplingWorkload {
     }
 }
 
+/// `kernels` fails to build, with an error that names each of `wants`.
+fn assert_fails_naming(kernels: &mut Kernels, wants: &[&str]) {
+    let err = kernels.try_compile("k").err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| wants.iter().all(|w| e.contains(w))),
+        "{err:?}"
+    );
+}
+
 fn lines(out: &Output) -> Vec<String> {
     out.cargo.lines()
 }
@@ -247,43 +257,28 @@ fn memtune_device_picks_among_project_profiles() {
     let out = c.kernels().try_compile("k").unwrap();
     assert_eq!(out.plans["profile"]["uuid"], uuid(8));
     std::env::set_var("MEMTUNE_DEVICE", "GPU-nope");
-    let err = c.kernels().try_compile("k").err().map(|e| e.to_string());
-    assert!(
-        err.as_deref()
-            .is_some_and(|e| e.contains("MEMTUNE_DEVICE") && e.contains("cargo tune devices")),
-        "{err:?}"
-    );
+    assert_fails_naming(&mut c.kernels(), &["MEMTUNE_DEVICE", "cargo tune devices"]);
 }
 
 #[test]
 fn errors_name_the_file_or_variable_and_the_fix() {
     let c = Crate::new();
     std::env::set_var("MEMTUNE_NVCC", "0");
-    let missing = c.kernels().file("cuda/nope.cu").try_compile("k").err();
-    let msg = missing.map(|e| e.to_string()).unwrap_or_default();
-    assert!(
-        msg.contains("cuda/nope.cu") && msg.contains("Kernels::file"),
-        "{msg}"
-    );
+    let wants = ["cuda/nope.cu", "Kernels::file"];
+    assert_fails_naming(c.kernels().file("cuda/nope.cu"), &wants);
 
     let bad = c.kernels().define("1BAD", 1).try_compile("k").err();
     assert!(matches!(bad, Some(BuildError::BadDefine { .. })), "{bad:?}");
 
-    let twice = c
-        .kernels()
-        .stencil_plan("stencil", stencil_workload())
-        .define("MEMTUNE_STENCIL_BLOCK_X", 64)
-        .try_compile("k")
-        .err();
-    assert!(twice.is_some_and(|e| e.to_string().contains("defined twice")));
+    assert_fails_naming(
+        c.kernels()
+            .stencil_plan("stencil", stencil_workload())
+            .define("MEMTUNE_STENCIL_BLOCK_X", 64),
+        &["defined twice"],
+    );
 
     std::env::set_var("MEMTUNE_CUDA_ARCHS", "sm_90,gfx90a");
-    let arch = c.kernels().try_compile("k").err().map(|e| e.to_string());
-    assert!(
-        arch.as_deref()
-            .is_some_and(|e| e.contains("gfx90a") && e.contains("MEMTUNE_CUDA_ARCHS")),
-        "{arch:?}"
-    );
+    assert_fails_naming(&mut c.kernels(), &["gfx90a", "MEMTUNE_CUDA_ARCHS"]);
     std::env::remove_var("MEMTUNE_CUDA_ARCHS");
 
     fs::create_dir_all(c.path("other")).unwrap();
@@ -294,33 +289,20 @@ fn errors_name_the_file_or_variable_and_the_fix() {
         "{dup:?}"
     );
 
-    let plan = c
-        .kernels()
-        .stencil_plan(
-            "stencil",
-            StencilWorkload {
-                dims: [0, 1, 1],
-                ..stencil_workload()
-            },
-        )
-        .try_compile("k")
-        .err()
-        .map(|e| e.to_string());
-    assert!(
-        plan.as_deref().is_some_and(|e| e.contains("stencil_plan")),
-        "{plan:?}"
+    let empty = StencilWorkload {
+        dims: [0, 1, 1],
+        ..stencil_workload()
+    };
+    assert_fails_naming(
+        c.kernels().stencil_plan("stencil", empty),
+        &["stencil_plan"],
     );
 
     let broken = c.path(".memtune/x.json");
     fs::create_dir_all(c.path(".memtune")).unwrap();
     fs::write(&broken, "{").unwrap();
     std::env::set_var("MEMTUNE_PROFILE", &broken);
-    let err = c.kernels().try_compile("k").err().map(|e| e.to_string());
-    assert!(
-        err.as_deref()
-            .is_some_and(|e| e.contains("x.json") && e.contains("not valid JSON")),
-        "{err:?}"
-    );
+    assert_fails_naming(&mut c.kernels(), &["x.json", "not valid JSON"]);
 }
 
 #[test]
@@ -353,16 +335,10 @@ fn bindings_fall_back_to_the_committed_file() {
         None => panic!("bindings asked for, none reported"),
     }
     if !cfg!(feature = "bindgen") {
-        let err = c
-            .kernels()
-            .bindings("include/app_params.h", "missing_ffi.rs")
-            .try_compile("k")
-            .err()
-            .map(|e| e.to_string());
-        assert!(
-            err.as_deref()
-                .is_some_and(|e| e.contains("missing_ffi.rs") && e.contains("bindgen")),
-            "{err:?}"
+        assert_fails_naming(
+            c.kernels()
+                .bindings("include/app_params.h", "missing_ffi.rs"),
+            &["missing_ffi.rs", "bindgen"],
         );
     }
 }
@@ -408,12 +384,7 @@ fn nvcc_compiles_ptx_per_arch_where_it_exists() {
 
     // A compile error names the file and the way out.
     fs::write(c.path("cuda/stencil.cu"), "this is not CUDA\n").unwrap();
-    let err = c.kernels().try_compile("k").err().map(|e| e.to_string());
-    assert!(
-        err.as_deref()
-            .is_some_and(|e| e.contains("stencil.cu") && e.contains("MEMTUNE_NVCC=0")),
-        "{err:?}"
-    );
+    assert_fails_naming(&mut c.kernels(), &["stencil.cu", "MEMTUNE_NVCC=0"]);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use memtune_tests::{json, profile, reseal, uuid};
 mod common;
 
-use common::{Env, Run};
+use common::{Env, Run, GROUPING_8GIB};
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -358,19 +358,7 @@ fn plan_prints_scope_and_passes_for_a_profile_file() {
     assert!(doc["scope_bytes"].as_u64().unwrap() > 0);
     assert!(doc["passes"].as_u64().unwrap() >= 1);
     assert_eq!(doc["profile"]["source"], p);
-    let r = env.run(&[
-        "plan",
-        "grouping",
-        "--table",
-        "8GiB",
-        "--table-memory",
-        "device",
-        "--input-memory",
-        "pinned",
-        "--profile",
-        p,
-        "--json",
-    ]);
+    let r = env.run(&[&["plan"][..], &GROUPING_8GIB, &["--profile", p, "--json"]].concat());
     r.expect(0);
     assert!(["unscoped", "naive", "copy"].contains(&r.json()["approach"].as_str().unwrap()));
     let r = env.run(&[

@@ -1,6 +1,9 @@
 //! The macros' compile-time plans equal what `cargo tune plan --json` prints for the same
 //! profile: the simulated K80 and P100 of `tests/fixtures/`.
 
+mod common;
+
+use common::GROUPING_8GIB;
 use memtune::{GroupingConsts, SamplingConsts, StencilConsts};
 use serde_json::Value;
 use std::process::Command;
@@ -56,17 +59,8 @@ fn cargo_tune_plan(args: &[&str], fixture: &str) -> Value {
 
 #[test]
 fn grouping_constants_are_what_cargo_tune_plan_prints() {
-    let args = [
-        "grouping",
-        "--table",
-        "8GiB",
-        "--table-memory",
-        "device",
-        "--input-memory",
-        "pinned",
-    ];
     for (consts, fixture) in [(K80_GROUP, "k80.json"), (P100_GROUP, "p100.json")] {
-        let cli = cargo_tune_plan(&args, fixture);
+        let cli = cargo_tune_plan(&GROUPING_8GIB, fixture);
         assert_eq!(cli["passes"], consts.passes, "{fixture}");
         assert_eq!(cli["scope_bytes"], consts.scope_bytes, "{fixture}");
         assert_eq!(cli["approach"], consts.approach.as_str(), "{fixture}");

@@ -144,18 +144,7 @@ impl PathProbe<'_> {
         footprint: u64,
         repeats: usize,
     ) -> Result<f64, BackendError> {
-        let footprint = (footprint / stride).max(1) * stride;
-        let mut ys = Vec::with_capacity(repeats);
-        for _ in 0..repeats.max(1) {
-            let y = self.chase(stride, footprint)?;
-            self.sweep.push(CachePoint {
-                footprint_bytes: footprint,
-                stride_bytes: stride,
-                cycles_per_load: y,
-            });
-            ys.push(y);
-        }
-        Ok(median(&ys))
+        self.chases(stride, footprint, repeats.max(1), true)
     }
 
     /// Repeats worth taking of a chase of `elements`: short rings are nearly free.
@@ -174,10 +163,31 @@ impl PathProbe<'_> {
         footprint: u64,
         repeats: usize,
     ) -> Result<f64, BackendError> {
+        self.chases(stride, footprint, repeats, false)
+    }
+
+    /// Median of `repeats` chases at `stride` over `footprint` rounded down to whole
+    /// strides (one stride at least), each added to the sweep curve when `on_curve`.
+    fn chases(
+        &mut self,
+        stride: u64,
+        footprint: u64,
+        repeats: usize,
+        on_curve: bool,
+    ) -> Result<f64, BackendError> {
         let footprint = (footprint / stride).max(1) * stride;
-        let ys = (0..repeats)
-            .map(|_| self.chase(stride, footprint))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut ys = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let y = self.chase(stride, footprint)?;
+            if on_curve {
+                self.sweep.push(CachePoint {
+                    footprint_bytes: footprint,
+                    stride_bytes: stride,
+                    cycles_per_load: y,
+                });
+            }
+            ys.push(y);
+        }
         Ok(median(&ys))
     }
 }

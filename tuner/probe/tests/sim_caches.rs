@@ -123,6 +123,12 @@ fn mismatches(config: &SimConfig, h: &CacheHierarchy, unknown_lines: &[&str]) ->
 /// The noise seeds every hierarchy is probed under.
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=8;
 
+/// [`robust_over_seeds`] of the hierarchy `caches` with `extra` fields (see [`config`]),
+/// every level known.
+fn robust_hierarchy(caches: &str, extra: &str) {
+    robust_over_seeds(|seed| config(caches, extra, seed), &[]);
+}
+
 /// Probes `hierarchy(seed)` for every seed (full sweeps) and fails with every mismatch of
 /// every seed, so one run shows how robust the inference is.
 fn robust_over_seeds(hierarchy: impl Fn(u64) -> SimConfig, unknown_lines: &[&str]) {
@@ -162,32 +168,20 @@ fn wong_fig4_example_exactly() {
 
 #[test]
 fn two_level_1kib_and_64kib() {
-    robust_over_seeds(
-        |seed| {
-            config(
-                r#"[{"name": "L1", "size_bytes": 1024, "line_bytes": 32, "ways": 2, "hit_cycles": 20},
+    robust_hierarchy(
+        r#"[{"name": "L1", "size_bytes": 1024, "line_bytes": 32, "ways": 2, "hit_cycles": 20},
                     {"name": "L2", "size_bytes": 65536, "line_bytes": 64, "ways": 8, "hit_cycles": 120}]"#,
-                r#""dram_cycles": 450,"#,
-                seed,
-            )
-        },
-        &[],
+        r#""dram_cycles": 450,"#,
     );
 }
 
 #[test]
 fn three_levels_with_a_larger_l1_carveout() {
-    robust_over_seeds(
-        |seed| {
-            config(
-                r#"[{"name": "L1", "size_bytes": 16384, "max_carveout_size_bytes": 49152, "line_bytes": 64, "ways": 4, "hit_cycles": 28},
+    robust_hierarchy(
+        r#"[{"name": "L1", "size_bytes": 16384, "max_carveout_size_bytes": 49152, "line_bytes": 64, "ways": 4, "hit_cycles": 28},
                     {"name": "L2", "size_bytes": 524288, "line_bytes": 128, "ways": 8, "hit_cycles": 150},
                     {"name": "L3", "size_bytes": 4194304, "line_bytes": 128, "ways": 16, "hit_cycles": 300}]"#,
-                r#""dram_cycles": 500, "shared_memory_cycles": 24, "max_chase_elements": 262144,"#,
-                seed,
-            )
-        },
-        &[],
+        r#""dram_cycles": 500, "shared_memory_cycles": 24, "max_chase_elements": 262144,"#,
     );
 }
 
@@ -195,31 +189,19 @@ fn three_levels_with_a_larger_l1_carveout() {
 fn six_mib_l2_with_64_byte_lines() {
     // 6 MiB = 64 B x 12 ways x 8192 sets; a ring of 2^18 elements lets a 32 B stride run
     // past it, so its line shows.
-    robust_over_seeds(
-        |seed| {
-            config(
-                r#"[{"name": "L1", "size_bytes": 49152, "max_carveout_size_bytes": 98304, "line_bytes": 128, "ways": 6, "hit_cycles": 33},
+    robust_hierarchy(
+        r#"[{"name": "L1", "size_bytes": 49152, "max_carveout_size_bytes": 98304, "line_bytes": 128, "ways": 6, "hit_cycles": 33},
                     {"name": "L2", "size_bytes": 6291456, "line_bytes": 64, "ways": 12, "hit_cycles": 210}]"#,
-                r#""dram_cycles": 520, "max_chase_elements": 262144,"#,
-                seed,
-            )
-        },
-        &[],
+        r#""dram_cycles": 520, "max_chase_elements": 262144,"#,
     );
 }
 
 #[test]
 fn sixty_four_mib_l2() {
-    robust_over_seeds(
-        |seed| {
-            config(
-                r#"[{"name": "L1", "size_bytes": 32768, "line_bytes": 32, "ways": 4, "hit_cycles": 25},
+    robust_hierarchy(
+        r#"[{"name": "L1", "size_bytes": 32768, "line_bytes": 32, "ways": 4, "hit_cycles": 25},
                     {"name": "L2", "size_bytes": 67108864, "line_bytes": 128, "ways": 16, "hit_cycles": 300}]"#,
-                r#""dram_cycles": 700, "max_chase_elements": 2097152,"#,
-                seed,
-            )
-        },
-        &[],
+        r#""dram_cycles": 700, "max_chase_elements": 2097152,"#,
     );
 }
 

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{assert_probe_matches, custom, device, noisy, probe, quiet, tlb_of};
+use common::{
+    assert_probe_matches, custom, device, device_two_level_tlb, noisy, probe, quiet, tlb_of,
+};
 use memtune_core::profile::MemoryKind;
 use memtune_probe::sim::SimConfig;
 use memtune_probe::ProbeOptions;
@@ -168,16 +170,13 @@ fn no_boundary_reads_no_miss_up_to_the_bound() {
 
 #[test]
 fn three_kinds_at_once_and_quick_mode() {
-    let config = custom(
-        r#""device": {"size_bytes": 17179869184, "tlb": [
-                {"entries": 16, "page_bytes": 2097152, "miss_cycles": 9},
-                {"entries": 65, "page_bytes": 33554432, "miss_cycles": 110, "ways": 8}]},
+    let others = r#"
             "pinned": {"size_bytes": 17179869184, "extra_cycles": 700, "tlb": [
                 {"entries": 32, "page_bytes": 65536, "miss_cycles": 60}]},
             "managed": {"size_bytes": 17179869184, "extra_cycles": 20, "tlb": [
                 {"entries": 16, "page_bytes": 2097152, "miss_cycles": 20},
-                {"entries": 512, "page_bytes": 2097152, "miss_cycles": 200}]}"#,
-    );
+                {"entries": 512, "page_bytes": 2097152, "miss_cycles": 200}]}"#;
+    let config = custom(&(device_two_level_tlb(17179869184) + "," + others));
     let result = assert_probe_matches(
         &noisy(config.clone(), 3, 0.005),
         &ProbeOptions::default(),

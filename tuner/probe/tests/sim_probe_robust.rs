@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{assert_matches, custom, device, probe, tlb_of, Hooked, Hooks, GIB};
+use common::{
+    assert_matches, custom, device, device_two_level_tlb, probe, tlb_of, Hooked, Hooks, GIB,
+};
 use memtune_core::profile::MemoryKind;
 use memtune_probe::sim::{NoiseConfig, SimConfig, Simulator};
 use memtune_probe::{probe_tlb, BackendError, MemorySystem, NoProgress, ProbeOptions};
@@ -104,12 +106,9 @@ impl Hooks for Flaky {
 
 #[test]
 fn a_failed_kind_does_not_stop_the_others_and_allocation_limits_lower_the_bound() {
-    let config = custom(
-        r#""device": {"size_bytes": 17179869184, "tlb": [
-                {"entries": 16, "page_bytes": 2097152, "miss_cycles": 9},
-                {"entries": 65, "page_bytes": 33554432, "miss_cycles": 110, "ways": 8}]},
-            "pinned": {"size_bytes": 17179869184, "extra_cycles": 700, "tlb": []}"#,
-    );
+    let others = r#"
+            "pinned": {"size_bytes": 17179869184, "extra_cycles": 700, "tlb": []}"#;
+    let config = custom(&(device_two_level_tlb(17179869184) + "," + others));
     let mut flaky = Hooked::new(
         config.clone(),
         Flaky {
@@ -192,12 +191,9 @@ impl Hooks for WithAtomics {
 
 #[test]
 fn atomics_are_kept_for_device_memory_and_a_failure_leaves_the_read_curve() {
-    let config = custom(
-        r#""device": {"size_bytes": 4294967296, "tlb": [
-                {"entries": 16, "page_bytes": 2097152, "miss_cycles": 9},
-                {"entries": 65, "page_bytes": 33554432, "miss_cycles": 110, "ways": 8}]},
-            "pinned": {"size_bytes": 1073741824, "extra_cycles": 700, "tlb": []}"#,
-    );
+    let others = r#"
+            "pinned": {"size_bytes": 1073741824, "extra_cycles": 700, "tlb": []}"#;
+    let config = custom(&(device_two_level_tlb(4294967296) + "," + others));
     let options = ProbeOptions {
         quick: true,
         kinds: vec![MemoryKind::Device, MemoryKind::Pinned],

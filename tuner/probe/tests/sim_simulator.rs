@@ -58,20 +58,21 @@ fn second_level_is_consulted_only_after_a_first_level_miss() {
 
 #[test]
 fn set_associative_levels_spread_uneven_entries() {
+    // One 8-way level of `entries` 2 MiB pages.
+    let eight_ways = |entries: u32| {
+        simulator(&format!(
+            r#""device": {{"size_bytes": 17179869184, "tlb": [
+             {{"entries": {entries}, "page_bytes": 2097152, "miss_cycles": 100, "ways": 8}}]}}"#
+        ))
+    };
     // 64 entries, 8 ways: 8 sets of 8. Pages 8 apart all land in one set, so 9 of them
     // thrash it, while 64 consecutive pages fit.
-    let mut sim = simulator(
-        r#""device": {"size_bytes": 17179869184, "tlb": [
-             {"entries": 64, "page_bytes": 2097152, "miss_cycles": 100, "ways": 8}]}"#,
-    );
+    let mut sim = eight_ways(64);
     assert_eq!(chase(&mut sim, 16 * MIB, 8 * 16 * MIB), 300.0);
     assert_eq!(chase(&mut sim, 16 * MIB, 9 * 16 * MIB), 400.0);
     assert_eq!(chase(&mut sim, 2 * MIB, 64 * 2 * MIB), 300.0);
     // 65 entries, 8 ways: the first set holds 9.
-    let mut sim = simulator(
-        r#""device": {"size_bytes": 17179869184, "tlb": [
-             {"entries": 65, "page_bytes": 2097152, "miss_cycles": 100, "ways": 8}]}"#,
-    );
+    let mut sim = eight_ways(65);
     assert_eq!(chase(&mut sim, 16 * MIB, 9 * 16 * MIB), 300.0);
     assert_eq!(chase(&mut sim, 16 * MIB, 10 * 16 * MIB), 400.0);
     // Pages 9 apart visit every set: 65 consecutive-ish pages fit, as in a full level.

@@ -188,10 +188,8 @@ mod tests {
     fn points(values: &[(u64, f64)]) -> Vec<RandomAccessPoint> {
         values
             .iter()
-            .map(|&(region_bytes, reads_per_second)| RandomAccessPoint {
-                region_bytes,
-                reads_per_second,
-            })
+            .copied()
+            .map(RandomAccessPoint::from)
             .collect()
     }
 

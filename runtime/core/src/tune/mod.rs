@@ -31,6 +31,7 @@ mod key;
 mod pass_counts;
 pub mod session;
 mod store;
+mod trials;
 
 pub use candidates::{Candidate, Origin, Tunable, MAX_CANDIDATES};
 pub use decision::{
@@ -41,3 +42,4 @@ pub use key::{size_class, TuneKey, WorkloadClass};
 pub use store::{
     read_decision, save_in, DecisionStore, Found, StoreSource, DECISIONS_DIR, ENV_AUTOTUNE,
 };
+pub use trials::WorkloadTrials;

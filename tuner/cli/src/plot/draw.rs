@@ -169,10 +169,6 @@ fn layout(fig: &Figure, panels: &[Panel]) -> Layout {
     }
 }
 
-fn font(px: f64, color: RGBColor) -> TextStyle<'static> {
-    (FONT, px).into_font().color(&color)
-}
-
 fn text(area: &Area, s: &str, (x, y): (i32, i32), style: TextStyle, h: HPos) -> Result<()> {
     area.draw(&Text::new(
         s.to_string(),
@@ -252,17 +248,9 @@ fn draw_panel(area: &Area, fig: &Figure, panel: &Panel, l: &Layout, last: bool) 
         .build_cartesian_2d(x.clone(), y.clone())?;
     let x_label = |v: &f64| x.label(*v);
     let y_label = |v: &f64| y.label(*v);
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(AXIS)
-        .x_labels(64)
-        .y_labels(64)
+    style::mesh(&mut chart.configure_mesh())
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
-        .label_style(font(TICK_PX, TEXT))
-        .axis_desc_style(font(LABEL_PX, TEXT))
         .x_desc(if last { fig.x.label.as_str() } else { "" })
         .y_desc(fig.y.label.as_str())
         .draw()?;

@@ -64,7 +64,6 @@ fn draw(
     width: u32,
 ) -> Res {
     root.fill(&WHITE)?;
-    let font = |px: f64, c: RGBColor| (FONT, px).into_font().color(&c);
     let title = format!("{device}: 3-D stencil, best block per variant");
     root.draw(&Text::new(
         title,
@@ -98,18 +97,10 @@ fn draw(
             .map_or(String::new(), |g| g.0.clone())
     };
     let y_label = |v: &f64| y.label(*v);
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(AXIS)
+    style::mesh(&mut chart.configure_mesh())
         .disable_x_mesh()
-        .x_labels(64)
-        .y_labels(64)
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
-        .label_style(font(TICK_PX, TEXT))
-        .axis_desc_style(font(LABEL_PX, TEXT))
         .x_desc("dtype, repeats, grid")
         .y_desc("best median time")
         .draw()?;

@@ -1,7 +1,10 @@
 //! The one look of every plot: sizes, fonts, colours, and the text-width estimate the
 //! layout uses (SVG text is measured by the viewer, so layout keeps a safe margin).
 
-use plotters::style::RGBColor;
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::Ranged;
+use plotters::prelude::{DrawingBackend, IntoFont, TextStyle};
+use plotters::style::{RGBColor, TRANSPARENT};
 
 /// Width of every figure, in pixels.
 pub const WIDTH: u32 = 960;
@@ -104,4 +107,29 @@ pub fn text_width(text: &str, px: f64) -> f64 {
         })
         .sum::<f64>()
         * px
+}
+
+/// Text of `px` pixels in `color`, in [`FONT`].
+pub fn font(px: f64, color: RGBColor) -> TextStyle<'static> {
+    (FONT, px).into_font().color(&color)
+}
+
+/// The look every chart's mesh shares: [`GRID`] lines without minor ones, [`AXIS`] axes,
+/// tick labels as dense as the ticks given, and the tick and axis-name fonts. The caller adds
+/// its labels and draws.
+pub fn mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.bold_line_style(GRID)
+        .light_line_style(TRANSPARENT)
+        .axis_style(AXIS)
+        .x_labels(64)
+        .y_labels(64)
+        .label_style(font(TICK_PX, TEXT))
+        .axis_desc_style(font(LABEL_PX, TEXT))
 }

@@ -10,6 +10,18 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
+/// `cargo tune plan` arguments of an 8 GiB grouping table in device memory, its input
+/// pinned.
+pub const GROUPING_8GIB: [&str; 7] = [
+    "grouping",
+    "--table",
+    "8GiB",
+    "--table-memory",
+    "device",
+    "--input-memory",
+    "pinned",
+];
+
 /// A scratch project (with a Cargo.toml) and user cache, isolated from the real ones.
 pub struct Env {
     pub dir: TempDir,

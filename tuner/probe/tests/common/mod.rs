@@ -102,6 +102,16 @@ pub fn device(config: &SimConfig) -> &KindConfig {
     &config.memory_kinds[&MemoryKind::Device]
 }
 
+/// The `"device"` entry of a [`custom`] config: `size_bytes` of device memory behind two
+/// TLB levels (16 entries of 2 MiB pages, then 65 of 32 MiB pages in 8 ways).
+pub fn device_two_level_tlb(size_bytes: u64) -> String {
+    format!(
+        r#""device": {{"size_bytes": {size_bytes}, "tlb": [
+                {{"entries": 16, "page_bytes": 2097152, "miss_cycles": 9}},
+                {{"entries": 65, "page_bytes": 33554432, "miss_cycles": 110, "ways": 8}}]}}"#
+    )
+}
+
 pub fn custom(kinds: &str) -> SimConfig {
     let text = format!(
         r#"{{"schema": "memtune-sim/1", "name": "custom", "sm_count": 16, "clock_mhz": 1000,
