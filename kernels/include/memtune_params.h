@@ -152,22 +152,15 @@ __device__ __forceinline__ unsigned int memtune_fmix32(unsigned int h)
 }
 
 /**
- * Adds `term(i)` for every i in [0, n) into `*out`: a grid-stride loop (any grid), a
- * warp-shuffle sum per warp, the warps' partial sums added by the first warp, then one
- * atomicAdd per block. Every thread of the block must call it; blocks of a multiple of 32
- * threads, at most 1024.
+ * Adds every thread's `sum` into `*out`: a warp-shuffle sum per warp, the warps' partial
+ * sums added by the first warp, then one atomicAdd per block. Every thread of the block
+ * must call it; blocks of a multiple of 32 threads, at most 1024. It may be called several
+ * times in a row (it synchronises before reusing its shared slots).
  */
-template <typename Term>
-__device__ __forceinline__ void memtune_grid_sum(unsigned long long n, Term term,
-                                                 unsigned long long* out)
+__device__ __forceinline__ void memtune_block_add(unsigned long long sum, unsigned long long* out)
 {
     __shared__ unsigned long long partial[32];
-    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned long long sum = 0;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-         i < n; i += threads) {
-        sum += term(i);
-    }
+    __syncthreads();
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_down_sync(0xffffffffu, sum, offset);
     }
@@ -185,6 +178,23 @@ __device__ __forceinline__ void memtune_grid_sum(unsigned long long n, Term term
             atomicAdd(out, sum);
         }
     }
+}
+
+/**
+ * Adds `term(i)` for every i in [0, n) into `*out`: a grid-stride loop (any grid), then
+ * [`memtune_block_add`].
+ */
+template <typename Term>
+__device__ __forceinline__ void memtune_grid_sum(unsigned long long n, Term term,
+                                                 unsigned long long* out)
+{
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long sum = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < n; i += threads) {
+        sum += term(i);
+    }
+    memtune_block_add(sum, out);
 }
 
 /**

@@ -83,11 +83,14 @@ pub mod digest {
 
     /// `memtune_digest_words(data: *const u32, n_words: u64, out: *mut u64)`
     pub const DIGEST: &str = "memtune_digest_words";
+    /// `memtune_digest_groups(table: *const GroupingBucket, capacity: u64, out: *mut [u64; 3])`:
+    /// non-empty buckets, their counts, and the sum of `mix64(key) * count`.
+    pub const DIGEST_GROUPS: &str = "memtune_digest_groups";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "digest.cu",
         source: include_str!("../cuda/digest.cu"),
-        entries: &[DIGEST],
+        entries: &[DIGEST, DIGEST_GROUPS],
     };
 
     /// What `memtune_digest_words` adds up over `words` (then [`finish`]ed): equal digests

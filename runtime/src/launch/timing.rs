@@ -248,11 +248,10 @@ impl Runtime {
                 c[0].dropped
             )));
         }
-        let mut buckets = vec![GroupingBucket::default(); capacity as usize];
-        table.read(&mut buckets)?;
+        let digest = self.digest_groups(&table, capacity, c[0].sentinel_count)?;
         // Every run clears the table first (launch_grouping_init), so it can be reused.
         self.grouping_table = Some(table);
-        Ok((grouping_digest(&buckets, c[0].sentinel_count), timing))
+        Ok((digest, timing))
     }
 
     /// Timing of one stencil `sweep` ([`Runtime::stencil_star`]) over the resident `input`
@@ -331,6 +330,41 @@ impl Runtime {
         let mut out = [0u64; 1];
         sum.read(&mut out)?;
         Ok(digest::finish(out[0], n_words))
+    }
+
+    /// [`grouping_digest`] of the `capacity` buckets of `table`, computed on the GPU:
+    /// reading a table of gigabytes back and hashing it on one host thread took seconds
+    /// a launch.
+    fn digest_groups(
+        &mut self,
+        table: &Buffer,
+        capacity: u64,
+        sentinel_count: u64,
+    ) -> Result<GroupingDigest, LaunchError> {
+        let function = self.function(&digest::SOURCE, &[], digest::DIGEST_GROUPS)?;
+        let sums = Buffer::allocate(MemoryKind::Device, 24)?;
+        self.zero(&sums, 24)?;
+        let blocks = self.identity().sm_count.max(1) * 4;
+        let mut launch = self.gpu.stream().launch_builder(&function);
+        let (src, dst) = (table.dptr(), sums.dptr());
+        launch.arg(&src).arg(&capacity).arg(&dst);
+        // SAFETY: `table` holds `capacity` buckets and `sums` three u64; both outlive the
+        // read below, which synchronises.
+        unsafe {
+            launch.launch(LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(cuda("launching memtune_digest_groups"))?;
+        let mut out = [0u64; 3];
+        sums.read(&mut out)?;
+        Ok(GroupingDigest {
+            groups: out[0],
+            keys: out[1] + sentinel_count,
+            hash: out[2],
+        })
     }
 
     /// Device-to-device copy of `bytes` (`cuMemcpyDtoD`), timed like the kernels: the

@@ -18,7 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hedge;
+use super::hedge::{self, Hedge};
+use super::passes::{Split, MIN_GAIN};
 use super::read_cost::ReadCost;
 use super::stencil::{self, StencilPlan, StencilWorkload, Variant};
 use super::units::bytes;
@@ -163,7 +164,9 @@ fn is_bet(
 
 /// The sampling plan to use without timing: the model's pick when sure, else a small bet
 /// when even its worst case costs little (the fewest passes predicted 1.05x faster, at
-/// most 2% slower if the scopes gain nothing; docs/autotune.md), else one pass.
+/// most 2% slower if the scopes gain nothing; docs/autotune.md), else one pass; where the
+/// model leaves a zero-copy region of 64 MiB or more unscoped, 2 to 4 passes of about
+/// 32 MiB, again only when at most 2% slower at worst.
 pub fn sampling_untimed(
     profile: &Profile,
     workload: &SamplingWorkload,
@@ -173,19 +176,7 @@ pub fn sampling_untimed(
     let pick = format!("{} passes of {}", plan.passes, bytes(plan.scope_bytes));
     if is_bet(profile, workload.memory, split, pick, &mut plan.reasons) {
         match hedge {
-            Some(h) => {
-                plan.reasons.push(format!(
-                    "a small bet taken instead: {} passes of {}, predicted {:.2}x faster than one pass, and at most {:.1}% slower if the scopes gain nothing, even drawing {}x as slowly as memtune's kernel",
-                    h.choice.passes,
-                    bytes(h.choice.scope_bytes),
-                    h.gain,
-                    100.0 * h.worst_loss,
-                    hedge::WORST_DRAW_FACTOR,
-                ));
-                plan.scope_bytes = h.choice.scope_bytes;
-                plan.passes = h.choice.passes;
-                plan.predicted_speedup = h.gain;
-            }
+            Some(h) => take_sampling_hedge(&mut plan, h, "instead"),
             None => {
                 plan.reasons.push("one pass".into());
                 plan.scope_bytes = workload.region_bytes;
@@ -193,8 +184,30 @@ pub fn sampling_untimed(
                 plan.predicted_speedup = 1.0;
             }
         }
+    } else if let (1, Some(h)) = (plan.passes, hedge) {
+        take_sampling_hedge(&mut plan, h, "");
     }
     Ok(plan)
+}
+
+/// `plan` becomes the hedge `h`, its reason said ("a small bet taken {how}: ...").
+fn take_sampling_hedge(plan: &mut SamplingPlan, h: Hedge<Split>, how: &str) {
+    let gain = if h.gain >= MIN_GAIN {
+        format!("predicted {:.2}x faster than one pass", h.gain)
+    } else {
+        "over zero-copy memory, whose gain the probe's curve does not resolve".to_string()
+    };
+    plan.reasons.push(format!(
+        "a small bet taken{}{how}: {} passes of {}, {gain}, and at most {:.1}% slower if the scopes gain nothing, even drawing {}x as slowly as memtune's kernel",
+        if how.is_empty() { "" } else { " " },
+        h.choice.passes,
+        bytes(h.choice.scope_bytes),
+        100.0 * h.worst_loss,
+        hedge::WORST_DRAW_FACTOR,
+    ));
+    plan.scope_bytes = h.choice.scope_bytes;
+    plan.passes = h.choice.passes;
+    plan.predicted_speedup = h.gain;
 }
 
 /// The grouping plan to use without timing: the model's pick when sure, else a small bet

@@ -179,7 +179,8 @@ pub(crate) fn plan_with_hedge(
     };
     let Some(split) = decision.chosen else {
         reasons.push("not scoped".to_string());
-        return Ok((unscoped(reasons), None));
+        let hedge = zero_copy_hedge(workload, |s| time_of(&read, s), worst);
+        return Ok((unscoped(reasons), hedge));
     };
     let speedup = decision.speedup;
     reasons.push(format!(
@@ -193,7 +194,46 @@ pub(crate) fn plan_with_hedge(
         predicted_speedup: speedup,
         reasons,
     };
-    Ok((plan, decision.hedge))
+    let hedge = decision
+        .hedge
+        .or_else(|| zero_copy_hedge(workload, |s| time_of(&read, s), worst));
+    Ok((plan, hedge))
+}
+
+/// Scope of the zero-copy hedge ([`zero_copy_hedge`]).
+pub(crate) const ZERO_COPY_HEDGE_SCOPE: u64 = 32 << 20;
+/// The most passes the zero-copy hedge takes.
+const ZERO_COPY_HEDGE_PASSES: u64 = 4;
+
+/// The small bet an untimed plan takes over a zero-copy region of 64-256 MiB that the model
+/// leaves unscoped: `region / 32 MiB` passes (2 to 4, scopes of 32-64 MiB, the sizes the
+/// recorded sweeps cover), when even its worst case (no gain, draws
+/// [`hedge::WORST_DRAW_FACTOR`]x as slow) is within [`hedge::MAX_WORST_LOSS`] of one pass.
+/// The probe's random-read curve of mapped host memory is flat to within its noise at
+/// 64-256 MiB, yet on some GPUs one pass there ran 1.05-1.23x slower than the best split,
+/// while 2 to 4 passes of 32-64 MiB stayed within 1.03 on H100s (`docs/calibration.md`):
+/// a pass costs microseconds against milliseconds of zero-copy reads.
+fn zero_copy_hedge(
+    workload: &SamplingWorkload,
+    time: impl Fn(Option<Split>) -> f64,
+    worst: impl Fn(Option<Split>) -> f64,
+) -> Option<Hedge<Split>> {
+    let region = workload.region_bytes;
+    let within = 2 * ZERO_COPY_HEDGE_SCOPE..=2 * ZERO_COPY_HEDGE_PASSES * ZERO_COPY_HEDGE_SCOPE;
+    if workload.memory != MemoryKind::Pinned || !within.contains(&region) {
+        return None;
+    }
+    let passes = (region / ZERO_COPY_HEDGE_SCOPE).clamp(2, ZERO_COPY_HEDGE_PASSES);
+    let split = Split {
+        scope_bytes: region.div_ceil(passes),
+        passes: u32::try_from(passes).ok()?,
+    };
+    let worst_loss = worst(Some(split)) / worst(None) - 1.0;
+    (worst_loss.is_finite() && worst_loss <= hedge::MAX_WORST_LOSS).then(|| Hedge {
+        choice: split,
+        gain: time(None) / time(Some(split)),
+        worst_loss,
+    })
 }
 
 /// Reads of one pass of the stream: every thread of the runtime's grid, `reads_per_thread`

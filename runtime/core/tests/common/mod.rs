@@ -33,3 +33,20 @@ pub fn profile(rel: &str) -> Profile {
         .join(rel);
     load_path(&path).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
+
+/// Every profile (`GPU-*.json`) in the folder `rel` from the repository's root.
+pub fn profiles_in(rel: &str) -> Vec<Profile> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("GPU-") && n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|n| profile(&format!("{rel}/{n}")))
+        .collect()
+}

@@ -59,7 +59,13 @@ pub struct BenchArgs {
     /// Only this memory kind (device or pinned) for sampling regions and grouping tables.
     #[arg(long, value_name = "KIND")]
     pub memory: Option<MemoryKind>,
-    /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR.
+    /// Only the cases whose name contains TEXT (`!TEXT`: whose name does not), e.g.
+    /// `--case "work 256"` for the heavy grouping rows; the names are those the bench prints.
+    #[arg(long, value_name = "TEXT")]
+    pub case: Option<String>,
+    /// Write `bench-<workload>.json` and `bench-<workload>.svg` into DIR. The JSON is
+    /// rewritten as each row finishes (`"complete": false` until the workload's last row),
+    /// so a run that is stopped keeps the rows it finished.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// GPU ordinal (default: the GPU that MEMTUNE_DEVICE=UUID names, else 0).
@@ -122,6 +128,23 @@ pub fn run(
         "device copy: {copy_gbs:.0} GB/s (1 GiB cuMemcpyDtoD, median of {RUNS})"
     ));
 
+    let command: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let header = json!({
+        "command": command.join(" "),
+        "date": time::now_rfc3339(),
+        "quick": args.quick,
+        "sizes": args.sizes,
+        "case": args.case,
+        "device": {"name": id.name, "uuid": id.uuid, "sm_count": id.sm_count},
+        "profile": {"uuid": profile.device.uuid, "name": profile.device.name,
+                    "digest": profile.digest, "source": source,
+                    "simulated": profile.is_simulated()},
+        "runs": RUNS,
+        "device_copy": {"bytes": COPY_BYTES, "median_ms": copy.median_ms(),
+                        "runs_ms": copy.runs_ms, "gb_per_s": copy_gbs},
+    });
     let (free, _) = rt.memory_info().map_err(launch_error)?;
     let mut bench = Bench {
         rt: &mut rt,
@@ -138,48 +161,26 @@ pub fn run(
         copy_gbs,
         steps: &steps,
         wanted: &args.workload,
+        case: args.case.as_deref(),
+        out: out.as_deref().map(|d| (d, write)),
+        header: &header,
         reports: Vec::new(),
         error: None,
+        write_error: None,
     };
     workload::visit(&mut bench);
+    if let Some(e) = bench.write_error {
+        return Err(e);
+    }
     if let Some(e) = bench.error {
         return Err(launch_error(e));
     }
     let reports = bench.reports;
 
-    let command: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let date = time::now_rfc3339();
-    let docs: Vec<Value> = reports
-        .iter()
-        .map(|r| {
-            json!({
-                "workload": r.workload,
-                "command": command.join(" "),
-                "date": date,
-                "quick": args.quick,
-                "sizes": args.sizes,
-                "device": {"name": id.name, "uuid": id.uuid, "sm_count": id.sm_count},
-                "profile": {"uuid": profile.device.uuid, "name": profile.device.name,
-                            "digest": profile.digest, "source": source,
-                            "simulated": profile.is_simulated()},
-                "runs": RUNS,
-                "rounds": r.rounds,
-                "device_copy": {"bytes": COPY_BYTES, "median_ms": copy.median_ms(),
-                                "runs_ms": copy.runs_ms, "gb_per_s": copy_gbs},
-                "table": r.rows.iter().map(|x| targets::flat(r.workload, x)).collect::<Vec<_>>(),
-                "rows": r.rows,
-                "errors": r.errors,
-                "targets": r.checks,
-                "results_match": r.rows.iter().all(|x| x.results_match),
-            })
-        })
-        .collect();
+    let docs: Vec<Value> = reports.iter().map(|r| doc(&header, r, true)).collect();
     if let Some(dir) = &out {
         for (r, doc) in reports.iter().zip(&docs) {
-            let path = dir.join(format!("bench-{}.json", r.workload));
-            crate::files::write_file(&path, format!("{doc:#}\n").as_bytes(), write)?;
+            save(dir, r.workload, doc, write)?;
             let path = dir.join(format!("bench-{}.svg", r.workload));
             crate::files::write_file(&path, report::chart(&id.name, r).to_svg().as_bytes(), write)?;
         }
@@ -209,6 +210,49 @@ pub fn run(
     Ok(Exit::Ok)
 }
 
+/// One workload's JSON document: the run's `header`, then the report; `complete` is false
+/// while rows are still to come.
+fn doc(header: &Value, r: &Report, complete: bool) -> Value {
+    let mut d = json!({
+        "workload": r.workload,
+        "complete": complete,
+        "rounds": r.rounds,
+        "table": r.rows.iter().map(|x| targets::flat(r.workload, x)).collect::<Vec<_>>(),
+        "rows": r.rows,
+        "errors": r.errors,
+        "targets": r.checks,
+        "results_match": r.rows.iter().all(|x| x.results_match),
+    });
+    if let (Some(d), Some(h)) = (d.as_object_mut(), header.as_object()) {
+        for (k, v) in h {
+            d.insert(k.clone(), v.clone());
+        }
+    }
+    d
+}
+
+/// Writes `bench-<workload>.json` into `dir` (atomically replaced).
+fn save(
+    dir: &std::path::Path,
+    workload: &str,
+    doc: &Value,
+    write: WriteOptions,
+) -> Result<(), CliError> {
+    let path = dir.join(format!("bench-{workload}.json"));
+    crate::files::write_file(&path, format!("{doc:#}\n").as_bytes(), write)
+}
+
+/// Whether case `name` passes `--case` (`TEXT`: contains it; `!TEXT`: does not).
+fn case_wanted(filter: Option<&str>, name: &str) -> bool {
+    match filter {
+        None => true,
+        Some(f) => match f.strip_prefix('!') {
+            Some(not) => !name.contains(not),
+            None => name.contains(f),
+        },
+    }
+}
+
 fn host_memory_bytes() -> u64 {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     text.lines()
@@ -226,14 +270,40 @@ struct Bench<'a> {
     copy_gbs: f64,
     steps: &'a Steps,
     wanted: &'a str,
+    /// `--case`: which cases run ([`case_wanted`]).
+    case: Option<&'a str>,
+    /// Where each workload's JSON is rewritten as its rows finish.
+    out: Option<(&'a std::path::Path, WriteOptions)>,
+    header: &'a Value,
     reports: Vec<Report>,
     /// The first error that stopped the run (no GPU, a failed context).
     error: Option<LaunchError>,
+    /// A partial JSON that could not be written: the run stops.
+    write_error: Option<CliError>,
+}
+
+impl Bench<'_> {
+    /// Rewrites `report`'s JSON in the output folder, marked incomplete.
+    fn save_partial(&mut self, report: &Report) {
+        if let Some((dir, write)) = self.out {
+            if let Err(e) = save(
+                dir,
+                report.workload,
+                &doc(self.header, report, false),
+                write,
+            ) {
+                self.write_error.get_or_insert(e);
+            }
+        }
+    }
 }
 
 impl Visitor for Bench<'_> {
     fn visit<W: Workload>(&mut self) {
-        if self.error.is_some() || (self.wanted != ALL && self.wanted != W::NAME) {
+        if self.error.is_some()
+            || self.write_error.is_some()
+            || (self.wanted != ALL && self.wanted != W::NAME)
+        {
             return;
         }
         match bench::<W>(self) {
@@ -249,7 +319,11 @@ impl Visitor for Bench<'_> {
 fn bench<W: Workload>(b: &mut Bench) -> Result<Report, LaunchError> {
     let uuid = b.rt.identity().uuid.clone();
     let mut notes = Vec::new();
-    let cases = W::cases(&b.machine, &b.pick, &mut notes);
+    let mut cases = W::cases(&b.machine, &b.pick, &mut notes);
+    cases.retain(|c| case_wanted(b.case, &W::name(c)));
+    if cases.is_empty() && b.case.is_some() {
+        notes.push(format!("{}: no case matches --case", W::NAME));
+    }
     for n in &notes {
         b.steps.note(n);
     }
@@ -291,6 +365,17 @@ fn bench<W: Workload>(b: &mut Bench) -> Result<Report, LaunchError> {
             Err(e) => errors.push(format!("{name}: {e}")),
         }
         kept = Some(inputs);
+        if b.out.is_some() && i + 1 < cases.len() {
+            b.save_partial(&finish::<W>(
+                rows.clone(),
+                &sure,
+                errors.clone(),
+                b.copy_gbs,
+            ));
+            if b.write_error.is_some() {
+                break;
+            }
+        }
     }
     drop(kept);
     b.steps.finish(&format!("{} rows", rows.len()));

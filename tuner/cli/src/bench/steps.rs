@@ -4,9 +4,12 @@
 
 use crate::progress::Bar;
 use std::cell::RefCell;
+use std::time::Instant;
 
 pub(super) struct Steps {
     quiet: bool,
+    /// When the bench began: log lines say how long it has run.
+    start: Instant,
     /// The bar of the workload being timed, and its label.
     bar: RefCell<Option<(String, Bar)>>,
 }
@@ -15,6 +18,7 @@ impl Steps {
     pub fn new(quiet: bool) -> Steps {
         Steps {
             quiet,
+            start: Instant::now(),
             bar: RefCell::new(None),
         }
     }
@@ -46,7 +50,8 @@ impl Steps {
             if bar.is_drawn() {
                 bar.update(i as f64 / n.max(1) as f64, case);
             } else if !self.quiet {
-                eprintln!("{label}: {case} ({}/{n})", i + 1);
+                let secs = self.start.elapsed().as_secs();
+                eprintln!("{label}: {case} ({}/{n}, {secs} s in)", i + 1);
             }
         }
     }

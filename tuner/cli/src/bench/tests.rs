@@ -216,3 +216,31 @@ fn the_autotune_checks_read_the_paired_ratios() {
     assert!(by_pairs[1].met, "{:?}", by_pairs[1]);
     assert_eq!(targets::flat("sampling", &r)["untuned_over_autotuned"], 1.0);
 }
+
+#[test]
+fn case_filter_keeps_names_containing_the_text_or_not_containing_it_after_a_bang() {
+    let heavy = "table 4 GiB (pinned), 16777216 keys pinned, work 256";
+    let light = "table 4 GiB (pinned), 16777216 keys pinned";
+    assert!(case_wanted(None, light));
+    assert!(case_wanted(Some("work 256"), heavy));
+    assert!(!case_wanted(Some("work 256"), light));
+    assert!(case_wanted(Some("!work 256"), light));
+    assert!(!case_wanted(Some("!work 256"), heavy));
+}
+
+#[test]
+fn a_partial_document_carries_the_header_and_says_it_is_incomplete() {
+    let report = Report {
+        workload: "grouping",
+        rounds: 1,
+        rows: Vec::new(),
+        errors: vec!["a case failed".into()],
+        checks: Vec::new(),
+    };
+    let header = json!({"command": "cargo tune bench grouping", "runs": RUNS});
+    let partial = doc(&header, &report, false);
+    assert_eq!(partial["complete"], json!(false));
+    assert_eq!(partial["command"], header["command"]);
+    assert_eq!(partial["errors"][0], json!("a case failed"));
+    assert_eq!(doc(&header, &report, true)["complete"], json!(true));
+}
