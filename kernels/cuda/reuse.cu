@@ -1,18 +1,26 @@
 // Exact reuse distances from next uses (exact-gpu). The method, and a CPU model of these
 // kernels step for step, are in runtime/core/src/reuse/nextuse.rs:
-//   1. sort the references stably by item (tile sort, then merge levels): next uses;
+//   1. sort the references stably by item (reuse_radix.cu): next uses;
 //   2. merge-sort the next uses, each left-run entry counting the right-run entries below
-//      it; the distance of the use at i = next[p] is i - p - 1 - that count.
-// Tiles of TILE entries are sorted in shared memory, each entry placed by one binary search
-// in the other run; the merge levels above them find each output's source by merge path.
+//      it; the distance of the use at i = next[p] is i - p - 1 - that count. Each entry
+//      carries v = p + count beside its next use, so the distance is next - 1 - v.
+// Tiles of MEMTUNE_REUSE_SORT_TILE entries are sorted in shared memory, each entry placed
+// by one binary search in the other run; the merge levels above them find each output's
+// source by merge path, a block of MEMTUNE_REUSE_TILE outputs at a time.
 //
 // No #include: NVRTC compiles this without any CUDA headers. Sizes: n < 2^31 entries.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// Entries per tile of the shared-memory sort; also the block size of every kernel here.
+// Threads of a block of every kernel here, and outputs of a block of the merge levels.
 #define MEMTUNE_REUSE_TILE 1024
+// Entries of a tile of the shared-memory sort: each thread places SORT_PER_THREAD a level.
+#define MEMTUNE_REUSE_SORT_TILE 4096
+#define MEMTUNE_REUSE_SORT_PER_THREAD (MEMTUNE_REUSE_SORT_TILE / MEMTUNE_REUSE_TILE)
+static_assert(MEMTUNE_REUSE_SORT_TILE % MEMTUNE_REUSE_TILE == 0 &&
+                  (MEMTUNE_REUSE_SORT_TILE & (MEMTUNE_REUSE_SORT_TILE - 1)) == 0,
+              "the merge levels start at a width of whole merge tiles, doubling");
 // A next use at or above the trace's length marks a last use (n + p).
 
 // Entries of run[0..len) below key (strict) or at most key.
@@ -34,65 +42,27 @@ __device__ __forceinline__ u32 memtune_rank(const K* run, u32 len, K key, bool s
 }
 
 // Where entry i of a level of `width`-long runs over n entries goes, and what it gains.
-template <typename K>
-__device__ __forceinline__ u32 memtune_place(const K* keys, u64 i, u64 n, u64 width, u32* gained)
+__device__ __forceinline__ u32 memtune_place(const u32* keys, u32 i, u32 n, u32 width,
+                                             u32* gained)
 {
-    u64 start = i / (2 * width) * (2 * width);
-    u64 mid = start + width < n ? start + width : n;
-    u64 end = start + 2 * width < n ? start + 2 * width : n;
-    K key = keys[i];
+    u32 start = i / (2 * width) * (2 * width);
+    u32 mid = start + width < n ? start + width : n;
+    u32 end = start + 2 * width < n ? start + 2 * width : n;
+    u32 key = keys[i];
     if (i < mid) {
-        u32 r = memtune_rank(keys + mid, (u32)(end - mid), key, true);
+        u32 r = memtune_rank(keys + mid, end - mid, key, true);
         *gained = r;
-        return (u32)(i + r);
+        return i + r;
     }
-    u32 r = memtune_rank(keys + start, (u32)(mid - start), key, false);
+    u32 r = memtune_rank(keys + start, mid - start, key, false);
     *gained = 0;
-    return (u32)(start + (i - mid) + r);
-}
-
-// Sorts each tile of MEMTUNE_REUSE_TILE entries in shared memory (levels of width 1 to
-// TILE/2), counting as the merge levels do when `counts` is given.
-template <typename K>
-__device__ void memtune_tile_sort(K* keys, u32* aux, u32* counts, u32 n)
-{
-    __shared__ K sk[2][MEMTUNE_REUSE_TILE];
-    __shared__ u32 sa[2][MEMTUNE_REUSE_TILE];
-    __shared__ u32 sc[2][MEMTUNE_REUSE_TILE];
-    u64 base = (u64)blockIdx.x * MEMTUNE_REUSE_TILE;
-    u32 t = threadIdx.x;
-    u32 len = (u32)(n - base < MEMTUNE_REUSE_TILE ? n - base : MEMTUNE_REUSE_TILE);
-    if (t < len) {
-        sk[0][t] = keys[base + t];
-        sa[0][t] = aux[base + t];
-        sc[0][t] = counts ? counts[base + t] : 0;
-    }
-    __syncthreads();
-    int cur = 0;
-    for (u32 width = 1; width < MEMTUNE_REUSE_TILE; width *= 2) {
-        if (t < len) {
-            u32 gained;
-            u32 out = memtune_place(sk[cur], t, len, width, &gained);
-            sk[cur ^ 1][out] = sk[cur][t];
-            sa[cur ^ 1][out] = sa[cur][t];
-            sc[cur ^ 1][out] = sc[cur][t] + gained;
-        }
-        __syncthreads();
-        cur ^= 1;
-    }
-    if (t < len) {
-        keys[base + t] = sk[cur][t];
-        aux[base + t] = sa[cur][t];
-        if (counts) {
-            counts[base + t] = sc[cur][t];
-        }
-    }
+    return start + (i - mid) + r;
 }
 
 // Of the first d entries of the stable merge of a[0..la) and b[0..lb) (a's entries first
 // on ties), how many come from a: the merge-path diagonal search.
-template <typename K>
-__device__ __forceinline__ u32 memtune_diagonal(const K* a, u32 la, const K* b, u32 lb, u32 d)
+__device__ __forceinline__ u32 memtune_diagonal(const u32* a, u32 la, const u32* b, u32 lb,
+                                                u32 d)
 {
     u32 lo = d > lb ? d - lb : 0;
     u32 hi = d < la ? d : la;
@@ -126,78 +96,6 @@ __device__ __forceinline__ memtune_tile_span memtune_span(u64 tile, u32 n, u32 w
     s.d0 = (u32)(o0 - s.start);
     s.d1 = s.d0 + MEMTUNE_REUSE_TILE < s.la + s.lb ? s.d0 + MEMTUNE_REUSE_TILE : s.la + s.lb;
     return s;
-}
-
-// Merge path, first step: for each output tile of a level, how many left-run entries come
-// before its start and before its end (cuts[2 tile], cuts[2 tile + 1]). One thread a tile,
-// so the searches' dependent loads overlap across the GPU.
-template <typename K>
-__device__ void memtune_partition(const K* keys, u32* cuts, u32 n, u32 width)
-{
-    u64 tile = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (tile * MEMTUNE_REUSE_TILE >= n) {
-        return;
-    }
-    memtune_tile_span s = memtune_span(tile, n, width);
-    const K* a = keys + s.start;
-    const K* b = keys + s.mid;
-    cuts[2 * tile] = memtune_diagonal(a, s.la, b, s.lb, s.d0);
-    cuts[2 * tile + 1] = memtune_diagonal(a, s.la, b, s.lb, s.d1);
-}
-
-// Merge path, second step: one merge level from (keys, aux, counts) into the *_out arrays.
-// Each block writes one tile of TILE consecutive outputs from the slices of the left and
-// right runs its cuts name: it loads their keys into shared memory, and each thread finds
-// its output's source by a diagonal search there. Reads and writes are contiguous. A
-// left-run entry gains the right-run entries placed before it, which are all below it.
-template <typename K>
-__device__ void memtune_merge(const K* keys, const u32* aux, const u32* counts, const u32* cuts,
-                              K* keys_out, u32* aux_out, u32* counts_out, u32 n, u32 width)
-{
-    __shared__ K sk[MEMTUNE_REUSE_TILE];
-    memtune_tile_span s = memtune_span(blockIdx.x, n, width);
-    u32 t = threadIdx.x;
-    u32 a0 = cuts[2 * blockIdx.x], a1 = cuts[2 * blockIdx.x + 1];
-    u32 na = a1 - a0;
-    u32 b0 = s.d0 - a0, nb = (s.d1 - a1) - b0;
-    if (t < na) {
-        sk[t] = keys[s.start + a0 + t];
-    } else if (t < na + nb) {
-        sk[t] = keys[s.mid + b0 + (t - na)];
-    }
-    __syncthreads();
-    if (t >= na + nb) {
-        return;
-    }
-    u32 i = memtune_diagonal(sk, na, sk + na, nb, t);
-    u32 j = t - i;
-    bool left = j >= nb || (i < na && sk[i] <= sk[na + j]);
-    u64 src = left ? s.start + a0 + i : s.mid + b0 + j;
-    u64 out = (u64)blockIdx.x * MEMTUNE_REUSE_TILE + t;
-    keys_out[out] = left ? sk[i] : sk[na + j];
-    aux_out[out] = aux[src];
-    if (counts) {
-        counts_out[out] = counts[src] + (left ? b0 + j : 0);
-    }
-}
-
-// Step 1: items (u64) with their global positions; blocks of TILE threads, one per entry.
-extern "C" __global__ void memtune_reuse_tile_items(u64* items, u32* positions, u32 n)
-{
-    memtune_tile_sort<u64>(items, positions, 0, n);
-}
-
-extern "C" __global__ void memtune_reuse_partition_items(const u64* items, u32* cuts, u32 n,
-                                                         u32 width)
-{
-    memtune_partition<u64>(items, cuts, n, width);
-}
-
-extern "C" __global__ void memtune_reuse_merge_items(const u64* items, const u32* positions,
-                                                     const u32* cuts, u64* items_out,
-                                                     u32* positions_out, u32 n, u32 width)
-{
-    memtune_merge<u64>(items, positions, 0, cuts, items_out, positions_out, 0, n, width);
 }
 
 // Next uses within a part from its items sorted: next[p - base] for each global position
@@ -236,66 +134,152 @@ extern "C" __global__ void memtune_reuse_resolve(const u64* items, const u32* po
     }
 }
 
-// Positions base..base+n and zero counts: the entries of step 2 beside the next uses.
-extern "C" __global__ void memtune_reuse_iota(u32* positions, u32* counts, u32 n, u32 base)
+// Positions base..base+n: the values of a part whose items need no radix pass (all equal).
+extern "C" __global__ void memtune_reuse_iota(u32* positions, u32 n, u32 base)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) {
         positions[k] = base + (u32)k;
-        counts[k] = 0;
     }
 }
 
-// Step 2: next uses (u32) with positions and counts of smaller next uses to the right.
-extern "C" __global__ void memtune_reuse_tile_next(u32* next, u32* positions, u32* counts, u32 n)
+// Step 2 within tiles: each tile of SORT_TILE next uses sorted in shared memory with
+// v = its global position (base + index) plus the smaller next uses after it in the tile,
+// in merge levels of width 1 to SORT_TILE / 2. Each level, every thread places its
+// entries by one binary search each, reading the level's input, then (after a barrier)
+// writes them to their places in the same arrays.
+extern "C" __global__ void memtune_reuse_tile_next(u32* next, u32* v, u32 n, u32 base)
 {
-    memtune_tile_sort<u32>(next, positions, counts, n);
+    __shared__ u32 sk[MEMTUNE_REUSE_SORT_TILE];
+    __shared__ u32 sv[MEMTUNE_REUSE_SORT_TILE];
+    u64 tile = (u64)blockIdx.x * MEMTUNE_REUSE_SORT_TILE;
+    u32 t = threadIdx.x;
+    u32 len = (u32)(n - tile < MEMTUNE_REUSE_SORT_TILE ? n - tile : MEMTUNE_REUSE_SORT_TILE);
+#pragma unroll
+    for (u32 r = 0; r < MEMTUNE_REUSE_SORT_PER_THREAD; ++r) {
+        u32 e = r * MEMTUNE_REUSE_TILE + t;
+        if (e < len) {
+            sk[e] = next[tile + e];
+            sv[e] = base + (u32)(tile + e);
+        }
+    }
+    __syncthreads();
+    for (u32 width = 1; width < MEMTUNE_REUSE_SORT_TILE; width *= 2) {
+        u32 out[MEMTUNE_REUSE_SORT_PER_THREAD];
+        u32 key[MEMTUNE_REUSE_SORT_PER_THREAD];
+        u32 val[MEMTUNE_REUSE_SORT_PER_THREAD];
+#pragma unroll
+        for (u32 r = 0; r < MEMTUNE_REUSE_SORT_PER_THREAD; ++r) {
+            u32 e = r * MEMTUNE_REUSE_TILE + t;
+            if (e < len) {
+                u32 gained;
+                out[r] = memtune_place(sk, e, len, width, &gained);
+                key[r] = sk[e];
+                val[r] = sv[e] + gained;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (u32 r = 0; r < MEMTUNE_REUSE_SORT_PER_THREAD; ++r) {
+            u32 e = r * MEMTUNE_REUSE_TILE + t;
+            if (e < len) {
+                sk[out[r]] = key[r];
+                sv[out[r]] = val[r];
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (u32 r = 0; r < MEMTUNE_REUSE_SORT_PER_THREAD; ++r) {
+        u32 e = r * MEMTUNE_REUSE_TILE + t;
+        if (e < len) {
+            next[tile + e] = sk[e];
+            v[tile + e] = sv[e];
+        }
+    }
 }
 
+// Merge path, first step: for each output tile of a level, how many left-run entries come
+// before its start and before its end (cuts[2 tile], cuts[2 tile + 1]). One thread a tile,
+// so the searches' dependent loads overlap across the GPU.
 extern "C" __global__ void memtune_reuse_partition_next(const u32* next, u32* cuts, u32 n,
                                                         u32 width)
 {
-    memtune_partition<u32>(next, cuts, n, width);
+    u64 tile = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tile * MEMTUNE_REUSE_TILE >= n) {
+        return;
+    }
+    memtune_tile_span s = memtune_span(tile, n, width);
+    const u32* a = next + s.start;
+    const u32* b = next + s.mid;
+    cuts[2 * tile] = memtune_diagonal(a, s.la, b, s.lb, s.d0);
+    cuts[2 * tile + 1] = memtune_diagonal(a, s.la, b, s.lb, s.d1);
 }
 
-extern "C" __global__ void memtune_reuse_merge_next(const u32* next, const u32* positions,
-                                                    const u32* counts, const u32* cuts,
-                                                    u32* next_out, u32* positions_out,
-                                                    u32* counts_out, u32 n, u32 width)
+// Merge path, second step: one merge level from (next, v) into (next_out, v_out). Each
+// block writes one tile of TILE consecutive outputs from the slices of the left and right
+// runs its cuts name: it loads them into shared memory, and each thread finds its
+// output's source by a diagonal search there. Reads and writes are contiguous. A
+// left-run entry gains the right-run entries placed before it, which are all below it.
+extern "C" __global__ void memtune_reuse_merge_next(const u32* next, const u32* v,
+                                                    const u32* cuts, u32* next_out, u32* v_out,
+                                                    u32 n, u32 width)
 {
-    memtune_merge<u32>(next, positions, counts, cuts, next_out, positions_out, counts_out, n,
-                       width);
+    __shared__ u32 sk[MEMTUNE_REUSE_TILE];
+    __shared__ u32 sv[MEMTUNE_REUSE_TILE];
+    memtune_tile_span s = memtune_span(blockIdx.x, n, width);
+    u32 t = threadIdx.x;
+    u32 a0 = cuts[2 * blockIdx.x], a1 = cuts[2 * blockIdx.x + 1];
+    u32 na = a1 - a0;
+    u32 b0 = s.d0 - a0, nb = (s.d1 - a1) - b0;
+    if (t < na) {
+        sk[t] = next[s.start + a0 + t];
+        sv[t] = v[s.start + a0 + t];
+    } else if (t < na + nb) {
+        sk[t] = next[s.mid + b0 + (t - na)];
+        sv[t] = v[s.mid + b0 + (t - na)];
+    }
+    __syncthreads();
+    if (t >= na + nb) {
+        return;
+    }
+    u32 i = memtune_diagonal(sk, na, sk + na, nb, t);
+    u32 j = t - i;
+    bool left = j >= nb || (i < na && sk[i] <= sk[na + j]);
+    u64 out = (u64)blockIdx.x * MEMTUNE_REUSE_TILE + t;
+    next_out[out] = left ? sk[i] : sk[na + j];
+    v_out[out] = left ? sv[i] + b0 + j : sv[na + j];
 }
 
-// Adds the next uses of a later part (sorted) below each entry's.
+// Adds to each entry's v the next uses of a later part (sorted) below its own.
 // Only next uses in [later_base, total) can have any: the later part's next uses all lie
 // above later_base, and a last use (total or more) gives no distance.
-extern "C" __global__ void memtune_reuse_count_later(const u32* next, u32* counts, u32 n,
+extern "C" __global__ void memtune_reuse_count_later(const u32* next, u32* v, u32 n,
                                                      const u32* later_next, u32 later_n,
                                                      u32 later_base, u32 total)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) {
-        u32 v = next[k];
-        if (v >= later_base && v < total) {
-            counts[k] += memtune_rank(later_next, later_n, v, true);
+        u32 x = next[k];
+        if (x >= later_base && x < total) {
+            v[k] += memtune_rank(later_next, later_n, x, true);
         }
     }
 }
 
-// Counts the distance each next use gives its reference into dense[distance] (a last use
-// gives none), and keeps in *largest one past the largest distance counted (one atomic per
-// warp: a single address taking one per thread would serialize the launch).
-extern "C" __global__ void memtune_reuse_histogram(const u32* next, const u32* positions,
-                                                   const u32* counts, u32 n, u32 total,
-                                                   u32* dense, u32* largest)
+// Counts the distance each next use gives its reference (next - 1 - v) into
+// dense[distance] (a last use gives none), and keeps in *largest one past the largest
+// distance counted (one atomic per warp: a single address taking one per thread would
+// serialize the launch).
+extern "C" __global__ void memtune_reuse_histogram(const u32* next, const u32* v, u32 n,
+                                                   u32 total, u32* dense, u32* largest)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u32 past = 0;
     if (k < n) {
-        u32 v = next[k];
-        if (v < total) {
-            u32 d = v - positions[k] - 1 - counts[k];
+        u32 x = next[k];
+        if (x < total) {
+            u32 d = x - 1 - v[k];
             atomicAdd(&dense[d], 1u);
             past = d + 1;
         }

@@ -282,47 +282,69 @@ pub mod zero_copy {
     }
 }
 
-/// Exact reuse distances from next uses (`runtime/core/src/reuse/nextuse.rs` models them on
-/// the CPU). Every kernel takes blocks of [`reuse::BLOCK`] threads, one per entry.
+/// Exact reuse distances from next uses (`runtime/core/src/reuse/nextuse.rs` and
+/// `radix.rs` model them on the CPU): [`reuse::SOURCE`] finds next uses and counts them,
+/// in blocks of [`reuse::BLOCK`] threads; [`reuse::RADIX_SOURCE`] sorts the items, in
+/// blocks of [`reuse::RADIX_THREADS`].
 pub mod reuse {
     use super::KernelSource;
 
-    /// Threads per block, and entries per tile of the shared-memory sorts.
+    /// Threads per block of `reuse.cu`, and outputs per block of its merge levels.
     pub const BLOCK: u32 = 1024;
-    /// `memtune_reuse_tile_items(items: *mut u64, positions: *mut u32, n: u32)`
-    pub const TILE_ITEMS: &str = "memtune_reuse_tile_items";
-    /// `memtune_reuse_partition_items(items, cuts: *mut u32, n: u32, width: u32)`: two cuts
-    /// per tile of [`BLOCK`] outputs, one thread per tile.
-    pub const PARTITION_ITEMS: &str = "memtune_reuse_partition_items";
-    /// `memtune_reuse_merge_items(items, positions, cuts, items_out, positions_out, n: u32, width: u32)`
-    pub const MERGE_ITEMS: &str = "memtune_reuse_merge_items";
+    /// Entries per tile of the shared-memory sort of next uses (`memtune_reuse_tile_next`).
+    pub const SORT_TILE: u32 = 4096;
+    /// Threads per block of `reuse_radix.cu`.
+    pub const RADIX_THREADS: u32 = 256;
+    /// Keys per block of the radix count and scatter, and counts per block of the scans.
+    pub const RADIX_TILE: u32 = 4096;
+    /// Bits of a radix digit; its values.
+    pub const RADIX_BITS: u32 = 8;
+    pub const RADIX: u32 = 1 << RADIX_BITS;
+
     /// `memtune_reuse_next(items, positions, n, base, total, next: *mut u32)`
     pub const NEXT: &str = "memtune_reuse_next";
     /// `memtune_reuse_resolve(items, positions, n, base, total, next, later_items, later_positions, later_n)`
     pub const RESOLVE: &str = "memtune_reuse_resolve";
-    /// `memtune_reuse_iota(positions: *mut u32, counts: *mut u32, n: u32, base: u32)`
+    /// `memtune_reuse_iota(positions: *mut u32, n: u32, base: u32)`
     pub const IOTA: &str = "memtune_reuse_iota";
-    /// `memtune_reuse_tile_next(next, positions, counts, n: u32)`
+    /// `memtune_reuse_tile_next(next: *mut u32, v: *mut u32, n: u32, base: u32)`: one block
+    /// a tile of [`SORT_TILE`]; `v` is written, not read.
     pub const TILE_NEXT: &str = "memtune_reuse_tile_next";
-    /// `memtune_reuse_partition_next(next, cuts: *mut u32, n: u32, width: u32)`
+    /// `memtune_reuse_partition_next(next, cuts: *mut u32, n: u32, width: u32)`: two cuts
+    /// per tile of [`BLOCK`] outputs, one thread per tile.
     pub const PARTITION_NEXT: &str = "memtune_reuse_partition_next";
-    /// `memtune_reuse_merge_next(next, positions, counts, cuts, next_out, positions_out, counts_out, n, width)`
+    /// `memtune_reuse_merge_next(next, v, cuts, next_out, v_out, n: u32, width: u32)`
     pub const MERGE_NEXT: &str = "memtune_reuse_merge_next";
-    /// `memtune_reuse_count_later(next, counts, n, later_next, later_n, later_base, total)`
+    /// `memtune_reuse_count_later(next, v, n, later_next, later_n, later_base, total)`
     pub const COUNT_LATER: &str = "memtune_reuse_count_later";
-    /// `memtune_reuse_histogram(next, positions, counts, n, total, dense: *mut u32, largest: *mut u32)`:
+    /// `memtune_reuse_histogram(next, v, n, total, dense: *mut u32, largest: *mut u32)`:
     /// `dense` holds `total` counts, `largest` one past the largest distance.
     pub const HISTOGRAM: &str = "memtune_reuse_histogram";
     /// `memtune_reuse_add(dense: *mut u32, other: *const u32, n: u32)`
     pub const ADD: &str = "memtune_reuse_add";
 
+    /// `memtune_reuse_varying(items: *const u64, n: u32, first: u64, varying: *mut u64)`:
+    /// ORs `item ^ first` into `*varying`; one block a tile of [`RADIX_TILE`].
+    pub const VARYING: &str = "memtune_reuse_varying";
+    /// `memtune_reuse_radix_count(keys: *const u64, n: u32, shift: u32, counts: *mut u32)`:
+    /// [`RADIX`] counts per tile, digit-major.
+    pub const RADIX_COUNT: &str = "memtune_reuse_radix_count";
+    /// `memtune_reuse_scan_reduce(data: *const u32, m: u32, sums: *mut u32)`: one sum a tile.
+    pub const SCAN_REDUCE: &str = "memtune_reuse_scan_reduce";
+    /// `memtune_reuse_scan_sums(sums: *mut u32, count: u32)`: one block.
+    pub const SCAN_SUMS: &str = "memtune_reuse_scan_sums";
+    /// `memtune_reuse_scan_apply(data: *mut u32, m: u32, sums: *const u32)`
+    pub const SCAN_APPLY: &str = "memtune_reuse_scan_apply";
+    /// `memtune_reuse_radix_scatter_first(keys, keys_out, vals_out, n, shift, offsets, base: u32)`:
+    /// the first pass, values `base + index`.
+    pub const RADIX_SCATTER_FIRST: &str = "memtune_reuse_radix_scatter_first";
+    /// `memtune_reuse_radix_scatter(keys, vals, keys_out, vals_out, n, shift, offsets)`
+    pub const RADIX_SCATTER: &str = "memtune_reuse_radix_scatter";
+
     pub const SOURCE: KernelSource = KernelSource {
         name: "reuse.cu",
         source: include_str!("../cuda/reuse.cu"),
         entries: &[
-            TILE_ITEMS,
-            PARTITION_ITEMS,
-            MERGE_ITEMS,
             NEXT,
             RESOLVE,
             IOTA,
@@ -332,6 +354,20 @@ pub mod reuse {
             COUNT_LATER,
             HISTOGRAM,
             ADD,
+        ],
+    };
+
+    pub const RADIX_SOURCE: KernelSource = KernelSource {
+        name: "reuse_radix.cu",
+        source: include_str!("../cuda/reuse_radix.cu"),
+        entries: &[
+            VARYING,
+            RADIX_COUNT,
+            SCAN_REDUCE,
+            SCAN_SUMS,
+            SCAN_APPLY,
+            RADIX_SCATTER_FIRST,
+            RADIX_SCATTER,
         ],
     };
 }
@@ -365,5 +401,6 @@ pub const SOURCES: &[KernelSource] = &[
     stencil::SOURCE,
     zero_copy::SOURCE,
     reuse::SOURCE,
+    reuse::RADIX_SOURCE,
     replay::SOURCE,
 ];

@@ -1,11 +1,16 @@
 //! exact-gpu against the sequential CPU analysis: the same histogram for traces of every
-//! shape the kernels treat apart (one tile, part tiles, many merge levels, one item, no
-//! reuse), on one GPU and cut into parts (GPU 0 twice stands for two GPUs; every visible
-//! GPU too), and a trace long enough to go up through the pinned buffers in several chunks,
-//! the last one part full. GPU tests: they run only with `MEMTUNE_GPU_TESTS=1`.
+//! shape the kernels treat apart (one radix or sort tile, part tiles, tiles and a few
+//! entries, many merge levels, one item, no reuse, items differing in every bit, only in
+//! high or low bits, in two far fields), on one GPU and cut into parts (GPU 0 twice stands
+//! for two GPUs; every visible GPU too), and a trace long enough to go up through the
+//! pinned buffers in several chunks, the last one part full. Each part's radix passes are
+//! those the CPU model takes for its items. GPU tests: they run only with
+//! `MEMTUNE_GPU_TESTS=1`.
 
+use memtune::core::reuse::nextuse::part_bounds;
+use memtune::core::reuse::radix::{digit_shifts, varying_bits};
 use memtune::core::reuse::{analyze_slice, Histogram, Mode, Options};
-use memtune::reuse::analyze;
+use memtune::reuse::{analyze, GpuAnalysis};
 
 fn xorshift(seed: u64, n: usize, items: u64) -> Vec<u64> {
     memtune_tests::xorshift64(seed)
@@ -45,7 +50,58 @@ fn traces() -> Vec<(String, Vec<u64>)> {
         "cyclic".to_string(),
         (0..100_000u64).map(|i| i % 777).collect(),
     ));
+    // Around a tile of the radix sort and of the shared-memory sort of next uses (4096),
+    // and over several of them.
+    for n in [4095, 4096, 4097, 3 * 4096 + 5, 8191, 8193] {
+        out.push((
+            format!("{n} refs, tile edges"),
+            xorshift(n as u64 + 7, n, 1500),
+        ));
+    }
+    let random = |seed, n, items| -> Vec<u64> {
+        xorshift(seed, n, items)
+            .into_iter()
+            .map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect()
+    };
+    // Items differing in all 64 bits: eight radix passes, many merge levels.
+    out.push((
+        "random 64-bit items".to_string(),
+        random(3, 300_000, 50_000),
+    ));
+    out.push((
+        "only the top bits differ".to_string(),
+        xorshift(4, 50_000, 1 << 20)
+            .into_iter()
+            .map(|x| (((x >> 6) % 5) << 61) | 0x1234)
+            .collect(),
+    ));
+    out.push((
+        "only the low bits differ".to_string(),
+        xorshift(5, 20_000, 1 << 20)
+            .into_iter()
+            .map(|x| 0xffff_0000_0000_0000 | ((x >> 6) % 13))
+            .collect(),
+    ));
+    out.push((
+        "two far fields".to_string(),
+        xorshift(6, 70_000, 1 << 20)
+            .into_iter()
+            .map(|x| (((x >> 6) % 7) << 50) | ((x >> 12) % 300))
+            .collect(),
+    ));
+    out.push(("one item, many tiles".to_string(), vec![0xabc; 20_000]));
     out
+}
+
+/// Each part's radix passes are those of the CPU model for its items.
+fn check_passes(trace: &[u64], got: &GpuAnalysis, what: &str) {
+    let bounds = part_bounds(trace.len(), got.parts.len());
+    assert_eq!(bounds.len(), got.parts.len(), "{what}: parts");
+    for (part, range) in got.parts.iter().zip(bounds) {
+        let want = digit_shifts(varying_bits(&trace[range])).len();
+        assert_eq!(part.radix_passes, want, "{what}: radix passes");
+    }
 }
 
 #[test]
@@ -61,7 +117,10 @@ fn exact_gpu_equals_exact_cpu_on_one_gpu_and_in_parts() {
         let want = exact(&trace);
         for ordinals in [vec![0], vec![0, 0], vec![0, 0, 0], all.clone()] {
             match analyze(&trace, &ordinals) {
-                Ok(got) => assert_eq!(got.histogram, want, "{name} on {ordinals:?}"),
+                Ok(got) => {
+                    assert_eq!(got.histogram, want, "{name} on {ordinals:?}");
+                    check_passes(&trace, &got, &format!("{name} on {ordinals:?}"));
+                }
                 Err(e) => panic!("{name} on {ordinals:?}: {e}"),
             }
         }
@@ -74,14 +133,30 @@ fn exact_gpu_equals_exact_cpu_through_the_pinned_upload() {
         return;
     }
     // Two 32 MiB chunks of references and part of a third: one GPU takes the ring; as two
-    // parts each still does.
-    let trace = xorshift(11, (9 << 20) + 123, 1 << 21);
+    // parts each still does. The differing bits are reduced chunk by chunk: one item of
+    // the last chunk differs in bit 60 as well, which adds a pass. The counts come back
+    // through the ring too.
+    let mut trace = xorshift(11, (9 << 20) + 123, 1 << 21);
+    let last = trace.len() - 5;
+    trace[last] |= 1 << 60;
     let want = exact(&trace);
     for ordinals in [vec![0], vec![0, 0]] {
         match analyze(&trace, &ordinals) {
-            Ok(got) => assert_eq!(got.histogram, want, "on {ordinals:?}"),
+            Ok(got) => {
+                assert_eq!(got.histogram, want, "on {ordinals:?}");
+                check_passes(&trace, &got, &format!("on {ordinals:?}"));
+            }
             Err(e) => panic!("on {ordinals:?}: {e}"),
         }
+    }
+    // A loop over 9 Mi items, twice: every reuse at distance 9 Mi - 1, so the counts
+    // coming back (one word a distance) fill more than one 32 MiB buffer of the ring.
+    let items = 9u64 << 20;
+    let cycle: Vec<u64> = (0..2 * items).map(|i| (i % items) * 64).collect();
+    let want = exact(&cycle);
+    match analyze(&cycle, &[0]) {
+        Ok(got) => assert_eq!(got.histogram, want, "a loop over 9 Mi items"),
+        Err(e) => panic!("a loop over 9 Mi items: {e}"),
     }
 }
 

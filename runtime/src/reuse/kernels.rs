@@ -1,21 +1,19 @@
-//! The kernels of `reuse.cu` in one context, and the two sorts built from them.
+//! The kernels of `reuse.cu` and `reuse_radix.cu` in one context, their launch shapes, and
+//! the sort of next uses built from them.
 
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaFunction, CudaSlice, CudaStream, CudaViewMut, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
 };
 use memtune_kernels::reuse as k;
 use memtune_kernels::CompiledPtx;
 
-use super::SortedNext;
 use crate::gpu::{cuda, Context, Error};
 
-/// The kernels of `reuse.cu`, loaded in one context.
+/// The kernels of `reuse.cu` and `reuse_radix.cu`, loaded in one context.
 pub(super) struct Kernels {
-    pub(super) tile_items: CudaFunction,
-    pub(super) partition_items: CudaFunction,
-    pub(super) merge_items: CudaFunction,
     pub(super) next: CudaFunction,
     pub(super) resolve: CudaFunction,
     pub(super) iota: CudaFunction,
@@ -25,21 +23,39 @@ pub(super) struct Kernels {
     pub(super) count_later: CudaFunction,
     pub(super) histogram: CudaFunction,
     pub(super) add: CudaFunction,
+    pub(super) varying: CudaFunction,
+    pub(super) radix_count: CudaFunction,
+    pub(super) scan_reduce: CudaFunction,
+    pub(super) scan_sums: CudaFunction,
+    pub(super) scan_apply: CudaFunction,
+    pub(super) scatter_first: CudaFunction,
+    pub(super) scatter: CudaFunction,
 }
 
-pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
+/// Loads the kernels of `reuse` (the PTX of [`k::SOURCE`]) and `radix` (of
+/// [`k::RADIX_SOURCE`]).
+pub(super) fn load(
+    gpu: &Context,
+    reuse: &CompiledPtx,
+    radix: &CompiledPtx,
+) -> Result<Kernels, Error> {
     let m = gpu
         .cuda_context()
-        .load_module(ptx.to_cudarc())
+        .load_module(reuse.to_cudarc())
         .map_err(cuda("loading reuse.cu"))?;
+    let r = gpu
+        .cuda_context()
+        .load_module(radix.to_cudarc())
+        .map_err(cuda("loading reuse_radix.cu"))?;
     let f = |name: &str| {
         m.load_function(name)
             .map_err(cuda(format!("finding {name} in reuse.cu")))
     };
+    let g = |name: &str| {
+        r.load_function(name)
+            .map_err(cuda(format!("finding {name} in reuse_radix.cu")))
+    };
     Ok(Kernels {
-        tile_items: f(k::TILE_ITEMS)?,
-        partition_items: f(k::PARTITION_ITEMS)?,
-        merge_items: f(k::MERGE_ITEMS)?,
         next: f(k::NEXT)?,
         resolve: f(k::RESOLVE)?,
         iota: f(k::IOTA)?,
@@ -49,14 +65,35 @@ pub(super) fn load(gpu: &Context, ptx: &CompiledPtx) -> Result<Kernels, Error> {
         count_later: f(k::COUNT_LATER)?,
         histogram: f(k::HISTOGRAM)?,
         add: f(k::ADD)?,
+        varying: g(k::VARYING)?,
+        radix_count: g(k::RADIX_COUNT)?,
+        scan_reduce: g(k::SCAN_REDUCE)?,
+        scan_sums: g(k::SCAN_SUMS)?,
+        scan_apply: g(k::SCAN_APPLY)?,
+        scatter_first: g(k::RADIX_SCATTER_FIRST)?,
+        scatter: g(k::RADIX_SCATTER)?,
     })
 }
 
-/// One block of [`k::BLOCK`] threads per [`k::BLOCK`] entries.
+/// One thread per entry of `n`, in blocks of [`k::BLOCK`].
 pub(super) fn grid(n: u32) -> LaunchConfig {
+    blocks(n.div_ceil(k::BLOCK), k::BLOCK)
+}
+
+/// One block of [`k::BLOCK`] threads per tile of [`k::SORT_TILE`] entries of `n`.
+pub(super) fn sort_grid(n: u32) -> LaunchConfig {
+    blocks(n.div_ceil(k::SORT_TILE), k::BLOCK)
+}
+
+/// `count` blocks of [`k::RADIX_THREADS`]: one per tile of [`k::RADIX_TILE`].
+pub(super) fn radix_grid(count: u32) -> LaunchConfig {
+    blocks(count, k::RADIX_THREADS)
+}
+
+fn blocks(count: u32, threads: u32) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (n.div_ceil(k::BLOCK), 1, 1),
-        block_dim: (k::BLOCK, 1, 1),
+        grid_dim: (count, 1, 1),
+        block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     }
 }
@@ -69,151 +106,72 @@ pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
     stream.alloc_zeros::<T>(len).map_err(cuda("cuMemAlloc"))
 }
 
-/// The merge passes of a sort of `n` entries whose tiles of [`k::BLOCK`] are sorted:
-/// `pass(cuts, tiles, width)` merges the sorted runs of `width` entries pairwise (splitting
-/// the work over the tiles into `cuts`, two entries a tile), for widths doubling from one
-/// tile until one run spans all `n`.
-fn merge_passes(
+/// A merge sort's entries: next uses and, beside each, `v` (its position plus the smaller
+/// next uses after it counted so far).
+pub(super) struct Entries<'a> {
+    pub(super) next: CudaViewMut<'a, u32>,
+    pub(super) v: CudaViewMut<'a, u32>,
+}
+
+/// Sorts the `n` next uses of `a` (`a.v` is written, not read: each entry starts from its
+/// position `base + index`), counting, with `b` as the other buffer of the merge levels;
+/// returns whichever holds the result. Tiles of [`k::SORT_TILE`] are sorted in shared
+/// memory; each level above merges runs of `width` pairwise, its work split over tiles of
+/// [`k::BLOCK`] outputs into `cuts` (two entries a tile), for widths doubling until one
+/// run spans all `n`.
+pub(super) fn sort_next<'a>(
     stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    mut a: Entries<'a>,
+    mut b: Entries<'a>,
+    cuts: &mut CudaSlice<u32>,
     n: u32,
-    mut pass: impl FnMut(&mut CudaSlice<u32>, u32, u32) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let tiles = n.div_ceil(k::BLOCK);
-    let mut cuts = zeros::<u32>(stream, 2 * tiles as usize)?;
-    let mut width = k::BLOCK;
-    while width < n {
-        pass(&mut cuts, tiles, width)?;
-        width = width.saturating_mul(2);
-    }
-    Ok(())
-}
-
-/// The part's items (uploaded) with their global positions, sorted stably by item.
-pub(super) fn sort_items(
-    stream: &Arc<CudaStream>,
-    kernels: &Kernels,
-    mut keys: CudaSlice<u64>,
     base: u32,
-) -> Result<(CudaSlice<u64>, CudaSlice<u32>), Error> {
-    let n = keys.len() as u32;
-    let mut aux = zeros::<u32>(stream, n as usize)?;
-    let mut keys2 = zeros::<u64>(stream, n as usize)?;
-    let mut aux2 = zeros::<u32>(stream, n as usize)?;
-    // Positions (the scratch array takes the zero counts, unused here).
-    launch!(
-        stream,
-        &kernels.iota,
-        n,
-        "memtune_reuse_iota",
-        &mut aux,
-        &mut aux2,
-        &n,
-        &base
-    );
-    launch!(
-        stream,
-        &kernels.tile_items,
-        n,
-        "memtune_reuse_tile_items",
-        &mut keys,
-        &mut aux,
-        &n
-    );
-    merge_passes(stream, n, |cuts, tiles, width| {
-        launch!(
-            stream,
-            &kernels.partition_items,
-            tiles,
-            "memtune_reuse_partition_items",
-            &keys,
-            &mut *cuts,
-            &n,
-            &width
-        );
-        launch!(
-            stream,
-            &kernels.merge_items,
-            n,
-            "memtune_reuse_merge_items",
-            &keys,
-            &aux,
-            &*cuts,
-            &mut keys2,
-            &mut aux2,
-            &n,
-            &width
-        );
-        std::mem::swap(&mut keys, &mut keys2);
-        std::mem::swap(&mut aux, &mut aux2);
-        Ok(())
-    })?;
-    Ok((keys, aux))
-}
-
-/// Next uses sorted with their positions and, for each, the smaller next uses to its right
-/// within the part.
-pub(super) fn sort_next(
-    stream: &Arc<CudaStream>,
-    kernels: &Kernels,
-    mut next: CudaSlice<u32>,
-    base: u32,
-) -> Result<SortedNext, Error> {
-    let n = next.len() as u32;
-    let mut pos = zeros::<u32>(stream, n as usize)?;
-    let mut counts = zeros::<u32>(stream, n as usize)?;
-    let mut next2 = zeros::<u32>(stream, n as usize)?;
-    let mut pos2 = zeros::<u32>(stream, n as usize)?;
-    let mut counts2 = zeros::<u32>(stream, n as usize)?;
-    launch!(
-        stream,
-        &kernels.iota,
-        n,
-        "memtune_reuse_iota",
-        &mut pos,
-        &mut counts,
-        &n,
-        &base
-    );
+) -> Result<Entries<'a>, Error> {
     launch!(
         stream,
         &kernels.tile_next,
-        n,
+        sort_grid(n),
         "memtune_reuse_tile_next",
-        &mut next,
-        &mut pos,
-        &mut counts,
-        &n
+        &mut a.next,
+        &mut a.v,
+        &n,
+        &base
     );
-    merge_passes(stream, n, |cuts, tiles, width| {
-        launch!(
-            stream,
-            &kernels.partition_next,
-            tiles,
-            "memtune_reuse_partition_next",
-            &next,
-            &mut *cuts,
-            &n,
-            &width
-        );
-        launch!(
-            stream,
-            &kernels.merge_next,
-            n,
-            "memtune_reuse_merge_next",
-            &next,
-            &pos,
-            &counts,
-            &*cuts,
-            &mut next2,
-            &mut pos2,
-            &mut counts2,
-            &n,
-            &width
-        );
-        std::mem::swap(&mut next, &mut next2);
-        std::mem::swap(&mut pos, &mut pos2);
-        std::mem::swap(&mut counts, &mut counts2);
-        Ok(())
-    })?;
-    Ok((next, pos, counts))
+    let tiles = n.div_ceil(k::BLOCK);
+    let mut width = k::SORT_TILE;
+    while width < n {
+        {
+            let next = a.next.as_view();
+            launch!(
+                stream,
+                &kernels.partition_next,
+                grid(tiles),
+                "memtune_reuse_partition_next",
+                &next,
+                &mut *cuts,
+                &n,
+                &width
+            );
+        }
+        {
+            let (next, v) = (a.next.as_view(), a.v.as_view());
+            launch!(
+                stream,
+                &kernels.merge_next,
+                grid(n),
+                "memtune_reuse_merge_next",
+                &next,
+                &v,
+                &*cuts,
+                &mut b.next,
+                &mut b.v,
+                &n,
+                &width
+            );
+        }
+        std::mem::swap(&mut a, &mut b);
+        width = width.saturating_mul(2);
+    }
+    Ok(a)
 }

@@ -1,13 +1,13 @@
 //! A part's trace copied to its GPU through a ring of pinned buffers: host threads fill
 //! one buffer while the GPU copies the ones before it. The driver stages pageable memory
 //! on one thread; several threads and page-locked buffers copy a large trace several
-//! times faster.
+//! times faster. The distance counts come back through the same buffers.
 
+use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
 
-use super::kernels::zeros;
 use crate::gpu::{cuda, Context, Error};
 
 /// References a pinned buffer holds (32 MiB).
@@ -48,16 +48,23 @@ impl Ring {
         })
     }
 
-    /// `items` on the GPU of `stream`, copied when the call returns.
+    /// Copies `items` into `dst` (as long), calling `arrived(dst, range)` once the copy of
+    /// each chunk `range` is enqueued: what it launches on the stream runs after that copy,
+    /// beside the next chunk's. Returns when everything is copied and run.
     pub(super) fn upload(
         &mut self,
         stream: &Arc<CudaStream>,
         items: &[u64],
-    ) -> Result<CudaSlice<u64>, Error> {
+        dst: &mut CudaSlice<u64>,
+        mut arrived: impl FnMut(&CudaSlice<u64>, Range<usize>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         if self.buffers.is_empty() {
-            return stream.clone_htod(items).map_err(cuda("cuMemcpyHtoD"));
+            stream
+                .memcpy_htod(items, dst)
+                .map_err(cuda("cuMemcpyHtoD"))?;
+            arrived(dst, 0..items.len())?;
+            return stream.synchronize().map_err(cuda("cuStreamSynchronize"));
         }
-        let mut dst = zeros::<u64>(stream, items.len())?;
         let ring = self.buffers.len();
         for (c, chunk) in items.chunks(CHUNK).enumerate() {
             let (pinned, done) = &mut self.buffers[c % ring];
@@ -65,28 +72,99 @@ impl Ring {
             done.synchronize().map_err(cuda("cuEventSynchronize"))?;
             let host = pinned.as_mut_slice().map_err(cuda("cuEventSynchronize"))?;
             fill(&mut host[..chunk.len()], chunk, self.threads);
-            let mut view = dst.slice_mut(c * CHUNK..c * CHUNK + chunk.len());
-            let (ptr, _guard) = view.device_ptr_mut(stream);
-            // SAFETY: `host[..len]` is page-locked and stays alive and untouched until `done`,
-            // recorded just after, has completed; `ptr` holds `len` values on this stream's
-            // context.
-            unsafe {
-                cudarc::driver::result::memcpy_htod_async(
-                    ptr,
-                    &host[..chunk.len()],
-                    stream.cu_stream(),
-                )
+            let range = c * CHUNK..c * CHUNK + chunk.len();
+            {
+                let mut view = dst.slice_mut(range.clone());
+                let (ptr, _guard) = view.device_ptr_mut(stream);
+                // SAFETY: `host[..len]` is page-locked and stays alive and untouched until
+                // `done`, recorded just after, has completed; `ptr` holds `len` values on
+                // this stream's context.
+                unsafe {
+                    cudarc::driver::result::memcpy_htod_async(
+                        ptr,
+                        &host[..chunk.len()],
+                        stream.cu_stream(),
+                    )
+                }
+                .map_err(cuda("cuMemcpyHtoDAsync"))?;
             }
-            .map_err(cuda("cuMemcpyHtoDAsync"))?;
             done.record(stream).map_err(cuda("cuEventRecord"))?;
+            arrived(dst, range)?;
         }
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
-        Ok(dst)
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// The first `len` values of `src` in host memory: each buffer's copy from the GPU is
+    /// copied out by the host threads while the GPU copies the next ones (one pageable
+    /// copy when there are no buffers).
+    pub(super) fn download(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<u32>,
+        len: usize,
+    ) -> Result<Vec<u32>, Error> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        if self.buffers.is_empty() {
+            return stream
+                .clone_dtoh(&src.slice(..len))
+                .map_err(cuda("cuMemcpyDtoH"));
+        }
+        // Values of u32 a buffer holds.
+        let per = 2 * CHUNK;
+        let chunks = len.div_ceil(per);
+        let ring = self.buffers.len();
+        let part = |c: usize| c * per..((c + 1) * per).min(len);
+        let mut out = vec![0u32; len];
+        for c in 0..chunks.min(ring) {
+            self.copy_back(stream, src, part(c), c)?;
+        }
+        for c in 0..chunks {
+            let (pinned, done) = &mut self.buffers[c % ring];
+            done.synchronize().map_err(cuda("cuEventSynchronize"))?;
+            let host = words(pinned.as_mut_slice().map_err(cuda("cuEventSynchronize"))?);
+            let range = part(c);
+            fill(&mut out[range.clone()], &host[..range.len()], self.threads);
+            if c + ring < chunks {
+                self.copy_back(stream, src, part(c + ring), c % ring)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Enqueues the copy of `src[range]` into buffer `b` and records its event.
+    fn copy_back(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<u32>,
+        range: Range<usize>,
+        b: usize,
+    ) -> Result<(), Error> {
+        let (pinned, done) = &mut self.buffers[b];
+        let host = words(pinned.as_mut_slice().map_err(cuda("cuEventSynchronize"))?);
+        let len = range.len();
+        let view = src.slice(range);
+        let (ptr, _guard) = view.device_ptr(stream);
+        // SAFETY: `host[..len]` is page-locked, and nothing reads or writes it until `done`,
+        // recorded just after, has completed; `ptr` holds `len` values on this context.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(&mut host[..len], ptr, stream.cu_stream())
+        }
+        .map_err(cuda("cuMemcpyDtoHAsync"))?;
+        done.record(stream).map_err(cuda("cuEventRecord"))
     }
 }
 
+/// A buffer of `u64` as twice as many `u32`.
+fn words(buf: &mut [u64]) -> &mut [u32] {
+    // SAFETY: the same bytes, exclusively borrowed for as long; `u32` is aligned at most
+    // as `u64` is, and every bit pattern is a valid `u32`.
+    unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u32>(), 2 * buf.len()) }
+}
+
 /// `dst.copy_from_slice(src)` on up to `threads` threads.
-fn fill(dst: &mut [u64], src: &[u64], threads: usize) {
+fn fill<T: Copy + Send + Sync>(dst: &mut [T], src: &[T], threads: usize) {
     let per = src.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
         for (d, c) in dst.chunks_mut(per).zip(src.chunks(per)) {
@@ -98,6 +176,15 @@ fn fill(dst: &mut [u64], src: &[u64], threads: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_of_u64_reads_as_twice_as_many_u32() {
+        let mut buf = [0x0000_0002_0000_0001u64, 0x0000_0004_0000_0003];
+        let w = words(&mut buf);
+        assert_eq!(w.len(), 4);
+        w[3] = 9;
+        assert_eq!(buf[1] >> 32, 9);
+    }
 
     #[test]
     fn fill_copies_every_value_on_any_number_of_threads() {

@@ -80,7 +80,7 @@ pub fn table_sizes(free_bytes: u64, quick: bool) -> Vec<u64> {
 }
 
 /// Tables in pinned host memory, as a table too large for the device would be: 256 MiB,
-/// 1 GiB and 2 GiB (quick: 64 MiB; tables are powers of two, the kernels' capacities),
+/// 1, 2, 4 and 8 GiB (quick: 64 MiB; tables are powers of two, the kernels' capacities),
 /// those within a quarter of the host's memory. Their inserts are atomics across the host
 /// link (an H200 ran them at 0.39 G/s up to 256 MiB and 0.11 G/s at 1 GiB), so they take
 /// at most 16 Mi keys; larger tables with `--sizes` (every timed launch also clears the
@@ -89,7 +89,7 @@ pub fn pinned_table_sizes(host_bytes: u64, quick: bool) -> Vec<u64> {
     let sizes: &[u64] = if quick {
         &[64 * MIB]
     } else {
-        &[256 * MIB, GIB, 2 * GIB]
+        &[256 * MIB, GIB, 2 * GIB, 4 * GIB, 8 * GIB]
     };
     sizes
         .iter()

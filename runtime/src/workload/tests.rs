@@ -92,7 +92,11 @@ fn heavy_grouping_rows_are_a_few_tables() {
 fn pinned_tables_stay_within_the_host() {
     assert_eq!(
         grouping::pinned_table_sizes(64 * GIB, false),
-        vec![256 * MIB, GIB, 2 * GIB]
+        vec![256 * MIB, GIB, 2 * GIB, 4 * GIB, 8 * GIB]
+    );
+    assert_eq!(
+        grouping::pinned_table_sizes(20 * GIB, false),
+        vec![256 * MIB, GIB, 2 * GIB, 4 * GIB]
     );
     assert_eq!(
         grouping::pinned_table_sizes(6 * GIB, false),

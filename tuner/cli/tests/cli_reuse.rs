@@ -315,6 +315,8 @@ fn exact_gpu_gives_the_exact_histogram_or_says_there_is_no_gpu() {
         assert_eq!(doc["histogram"], serde_json::json!([[15, 64]]));
         assert_eq!(doc["cold"], 16);
         assert_eq!(doc["gpu"]["parts"][0]["references"], 80);
+        // 0x1000 + 64 i for i below 16 differ in bits 6 to 9: one digit, one pass.
+        assert_eq!(doc["gpu"]["parts"][0]["radix_passes"], 1);
     }
 }
 

@@ -35,6 +35,7 @@ mod marks;
 pub mod nextuse;
 pub mod parallel;
 mod parse;
+pub mod radix;
 pub mod shards;
 mod stack;
 mod table;

@@ -3,23 +3,26 @@
 //!
 //! 1. Sorting the references stably by item puts each item's uses in trace order: each
 //!    reference `p` gets its next use `next[p]`; a last use gets `n + p`, above every real
-//!    position and unique.
+//!    position and unique. The sort is a radix sort over the bits in which the items
+//!    differ ([`super::radix`]).
 //! 2. The reference at `i = next[p]` sees the distinct items of the `i - p - 1` positions
 //!    between, less the positions whose item is used again before `i`:
 //!    `d(i) = i - p - 1 - #{j > p : next[j] < next[p]}` (`next[j] < i` implies `j < i`).
 //! 3. That count is the number of smaller values to the right of `p` in `next`. A merge
 //!    sort counts it: at each merge, an entry of the left run gains the number of right-run
-//!    entries below it.
+//!    entries below it. Each entry carries `v = p + count` beside its next use (one word,
+//!    not two: the distance is `next - 1 - v`, and `v` stays below the trace's length).
 //!
-//! The merges within a tile of [`TILE`] entries place each entry by one binary search in
-//! the other run, independently of all others (one GPU thread per entry; [`merge_level`]);
-//! the levels above find each output's source by a merge-path diagonal search
-//! ([`merge_path_level`]), so a block reads and writes contiguous slices. Contiguous parts of a trace
-//! (one per GPU) join exactly: a part's last uses find their next use by a search in the
-//! later parts' items sorted, and its entries count the smaller next uses of later parts by
-//! a search in their sorted `next`.
+//! The merges within a tile of [`SORT_TILE`] entries place each entry by one binary
+//! search in the other run, independently of all others (each GPU thread places a few;
+//! [`merge_level`]); the levels above find each output's source by a merge-path diagonal
+//! search over tiles of [`TILE`] outputs ([`merge_path_level`]), so a block reads and
+//! writes contiguous slices. Contiguous parts of a trace (one per GPU) join exactly: a
+//! part's last uses find their next use by a search in the later parts' items sorted,
+//! and its entries count the smaller next uses of later parts by a search in their
+//! sorted `next`.
 
-use super::{Distances, Histogram};
+use super::{radix, Distances, Histogram};
 
 /// Most references the method takes: positions and `n + p` fit in a `u32`.
 pub const MAX_REFERENCES: u64 = (1 << 31) - 1;
@@ -29,20 +32,14 @@ fn rank_in<K: Ord>(run: &[K], key: &K, strict: bool) -> usize {
     run.partition_point(|v| if strict { v < key } else { v <= key })
 }
 
-/// One merge level: runs of `width` entries of `keys` (with `aux` alongside and, when
-/// given, counts) are merged pairwise into `2 * width`, stably. A left-run entry adds to its
-/// count the right-run entries below it. Each entry's place is computed apart from the
-/// others, as one GPU thread does.
-pub fn merge_level<K: Ord + Copy>(
-    keys: &[K],
-    aux: &[u32],
-    counts: Option<&[u32]>,
-    width: usize,
-) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
+/// One merge level: runs of `width` entries of `keys` (with `v` alongside) are merged
+/// pairwise into `2 * width`, stably. A left-run entry adds to its `v` the right-run
+/// entries below it. Each entry's place is computed apart from the others, from the
+/// level's input, as a GPU thread does.
+pub fn merge_level<K: Ord + Copy>(keys: &[K], v: &[u32], width: usize) -> (Vec<K>, Vec<u32>) {
     let n = keys.len();
     let mut keys_out = keys.to_vec();
-    let mut aux_out = aux.to_vec();
-    let mut counts_out = counts.map(<[u32]>::to_vec);
+    let mut v_out = v.to_vec();
     for i in 0..n {
         let start = i / (2 * width) * (2 * width);
         let mid = (start + width).min(n);
@@ -55,16 +52,18 @@ pub fn merge_level<K: Ord + Copy>(
             (start + (i - mid) + r, 0)
         };
         keys_out[out] = keys[i];
-        aux_out[out] = aux[i];
-        if let (Some(c), Some(co)) = (counts, counts_out.as_mut()) {
-            co[out] = c[i] + gained as u32;
-        }
+        v_out[out] = v[i] + gained as u32;
     }
-    (keys_out, aux_out, counts_out)
+    (keys_out, v_out)
 }
 
-/// Entries of a tile the GPU sorts in shared memory: the block size of the reuse kernels.
+/// Outputs of a block of the merge levels above the shared-memory sort: the block size
+/// of the reuse kernels.
 pub const TILE: usize = 1024;
+
+/// Entries of a tile the GPU sorts in shared memory (a block of [`TILE`] threads, each
+/// placing `SORT_TILE / TILE` entries a level).
+pub const SORT_TILE: usize = 4096;
 
 /// Of the first `d` entries of the stable merge of `a` and `b` (`a`'s first on ties), how
 /// many come from `a`.
@@ -87,15 +86,13 @@ fn diagonal<K: Ord>(a: &[K], b: &[K], d: usize) -> usize {
 /// the right-run entries placed before it.
 pub fn merge_path_level<K: Ord + Copy>(
     keys: &[K],
-    aux: &[u32],
-    counts: Option<&[u32]>,
+    v: &[u32],
     width: usize,
     tile: usize,
-) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
+) -> (Vec<K>, Vec<u32>) {
     let n = keys.len();
     let mut keys_out = keys.to_vec();
-    let mut aux_out = aux.to_vec();
-    let mut counts_out = counts.map(<[u32]>::to_vec);
+    let mut v_out = v.to_vec();
     for o0 in (0..n).step_by(tile.max(1)) {
         let start = o0 / (2 * width) * (2 * width);
         let mid = (start + width).min(n);
@@ -115,32 +112,25 @@ pub fn merge_path_level<K: Ord + Copy>(
                 (mid + b0 + j, 0)
             };
             keys_out[o0 + t] = keys[src];
-            aux_out[o0 + t] = aux[src];
-            if let (Some(c), Some(co)) = (counts, counts_out.as_mut()) {
-                co[o0 + t] = c[src] + gained as u32;
-            }
+            v_out[o0 + t] = v[src] + gained as u32;
         }
     }
-    (keys_out, aux_out, counts_out)
+    (keys_out, v_out)
 }
 
-/// Merge-sorts `keys` (with `aux`, and counts when given) level by level, as the GPU does:
-/// per-entry placement within tiles of [`TILE`], merge path above.
-fn merge_sort<K: Ord + Copy>(
-    mut keys: Vec<K>,
-    mut aux: Vec<u32>,
-    mut counts: Option<Vec<u32>>,
-) -> (Vec<K>, Vec<u32>, Option<Vec<u32>>) {
+/// Merge-sorts next uses with `v` level by level, as the GPU does: per-entry placement
+/// within tiles of [`SORT_TILE`], merge path over tiles of [`TILE`] outputs above.
+fn merge_sort<K: Ord + Copy>(mut keys: Vec<K>, mut v: Vec<u32>) -> (Vec<K>, Vec<u32>) {
     let mut width = 1;
     while width < keys.len() {
-        (keys, aux, counts) = if width < TILE {
-            merge_level(&keys, &aux, counts.as_deref(), width)
+        (keys, v) = if width < SORT_TILE {
+            merge_level(&keys, &v, width)
         } else {
-            merge_path_level(&keys, &aux, counts.as_deref(), width, TILE)
+            merge_path_level(&keys, &v, width, TILE)
         };
         width *= 2;
     }
-    (keys, aux, counts)
+    (keys, v)
 }
 
 /// One part of a trace: its references' items sorted stably, with their global positions.
@@ -187,11 +177,7 @@ pub fn histogram(items: &[u64], parts: usize) -> Histogram {
     let sorted: Vec<Sorted> = bounds
         .iter()
         .map(|r| {
-            let (items, positions, _) = merge_sort(
-                items[r.clone()].to_vec(),
-                (r.start as u32..r.end as u32).collect(),
-                None,
-            );
+            let (items, positions) = radix::sort(items[r.clone()].to_vec(), r.start as u32);
             Sorted { items, positions }
         })
         .collect();
@@ -206,27 +192,28 @@ pub fn histogram(items: &[u64], parts: usize) -> Histogram {
             next
         })
         .collect();
-    let by_next: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = (0..bounds.len())
+    // Each entry starts with v = its position: no smaller next use counted yet.
+    let by_next: Vec<(Vec<u32>, Vec<u32>)> = (0..bounds.len())
         .map(|g| {
-            let n = nexts[g].len();
-            let positions = bounds[g].clone().map(|p| p as u32).collect();
-            let (keys, positions, c) = merge_sort(nexts[g].clone(), positions, Some(vec![0; n]));
-            (keys, positions, c.unwrap_or_default())
+            merge_sort(
+                nexts[g].clone(),
+                bounds[g].clone().map(|p| p as u32).collect(),
+            )
         })
         .collect();
     for g in 0..bounds.len() {
-        let (keys, positions, mut c) = by_next[g].clone();
+        let (keys, mut v) = by_next[g].clone();
         for (h, later) in by_next.iter().enumerate().skip(g + 1) {
             // Only next uses from the later part's start to the trace's end can have any.
             let later_base = bounds[h].start as u32;
             for k in 0..keys.len() {
                 if (later_base..total).contains(&keys[k]) {
-                    c[k] += rank_in(&later.0, &keys[k], true) as u32;
+                    v[k] += rank_in(&later.0, &keys[k], true) as u32;
                 }
             }
         }
         for k in 0..keys.len() {
-            if let Some(d) = distance(keys[k], positions[k], c[k], total) {
+            if let Some(d) = distance(keys[k], v[k], total) {
                 count(&mut dense, d);
             }
         }
@@ -258,10 +245,11 @@ pub fn from_dense<N: Copy + Into<u64>>(references: u64, dense: &[N]) -> Histogra
     }
 }
 
-/// The distance the next use `next` of position `p` gets, `smaller` next uses to the right
-/// of `p` being below it; `None` for a last use.
-pub fn distance(next: u32, p: u32, smaller: u32, total: u32) -> Option<u32> {
-    (next < total).then(|| next - p - 1 - smaller)
+/// The distance the next use `next` of a position `p` gets, `v` being `p` plus the smaller
+/// next uses to the right of `p`; `None` for a last use. `v < next` for a next use below
+/// `total`: every position counted lies strictly between `p` and `next`.
+pub fn distance(next: u32, v: u32, total: u32) -> Option<u32> {
+    (next < total).then(|| next - 1 - v)
 }
 
 /// `parts` contiguous ranges of `n` references, as even as can be (fewer when `n` is
@@ -293,11 +281,10 @@ mod tests {
 
     #[test]
     fn merge_level_counts_smaller_right_entries() {
-        let (k, a, c) = merge_level(&[3u32, 5, 1, 4], &[0, 1, 2, 3], Some(&[0; 4]), 2);
+        let (k, v) = merge_level(&[3u32, 5, 1, 4], &[10, 20, 30, 40], 2);
         assert_eq!(k, vec![1, 3, 4, 5]);
-        assert_eq!(a, vec![2, 0, 3, 1]);
-        // 3 is above 1; 5 is above 1 and 4.
-        assert_eq!(c.unwrap(), vec![0, 1, 0, 2]);
+        // 3 is above 1 (gains 1); 5 is above 1 and 4 (gains 2); right-run entries gain none.
+        assert_eq!(v, vec![30, 11, 40, 22]);
     }
 
     #[test]
@@ -310,20 +297,19 @@ mod tests {
             (5, 513, 1000, 32),
         ] {
             let keys: Vec<u32> = lcg(seed, n, items).into_iter().map(|k| k as u32).collect();
-            let aux: Vec<u32> = (0..n as u32).collect();
-            let counts: Vec<u32> = lcg(seed + 9, n, 7).into_iter().map(|c| c as u32).collect();
-            let (mut k, mut a, mut c) = (keys, aux, Some(counts));
+            let v: Vec<u32> = lcg(seed + 9, n, 7).into_iter().map(|c| c as u32).collect();
+            let (mut k, mut v) = (keys, v);
             let mut width = 1;
             // Runs sorted per-entry up to the tile, then each level both ways.
             while width < tile {
-                (k, a, c) = merge_level(&k, &a, c.as_deref(), width);
+                (k, v) = merge_level(&k, &v, width);
                 width *= 2;
             }
             while width < n {
-                let want = merge_level(&k, &a, c.as_deref(), width);
-                let got = merge_path_level(&k, &a, c.as_deref(), width, tile);
+                let want = merge_level(&k, &v, width);
+                let got = merge_path_level(&k, &v, width, tile);
                 assert_eq!(got, want, "seed {seed} width {width} tile {tile}");
-                (k, a, c) = got;
+                (k, v) = got;
                 width *= 2;
             }
             assert!(k.windows(2).all(|w| w[0] <= w[1]));
@@ -332,9 +318,18 @@ mod tests {
 
     #[test]
     fn merge_sort_is_stable() {
-        let (k, a, _) = merge_sort(vec![2u64, 1, 2, 1, 2], (0..5).collect(), None);
+        let (k, v) = merge_sort(vec![2u64, 1, 2, 1, 2], (0..5).collect());
         assert_eq!(k, vec![1, 1, 2, 2, 2]);
-        assert_eq!(a, vec![1, 3, 0, 2, 4]);
+        // Each entry's index plus the entries after it with a smaller key.
+        assert_eq!(v, vec![1, 3, 2, 3, 4]);
+    }
+
+    fn exact_histogram(trace: &[u64]) -> Histogram {
+        Histogram::from_distances(
+            exact::distances(trace)
+                .into_iter()
+                .map(|d| (d != exact::COLD).then_some(d)),
+        )
     }
 
     #[test]
@@ -348,13 +343,56 @@ mod tests {
             (6, 5000, 700),
         ] {
             let trace = lcg(seed, n, items);
-            let want = Histogram::from_distances(
-                exact::distances(&trace)
-                    .into_iter()
-                    .map(|d| (d != exact::COLD).then_some(d)),
-            );
+            let want = exact_histogram(&trace);
             for parts in [1, 2, 3, 8] {
                 assert_eq!(histogram(&trace, parts), want, "seed {seed} parts {parts}");
+            }
+        }
+    }
+
+    #[test]
+    fn equals_the_sequential_analysis_whichever_bits_vary() {
+        let t = SORT_TILE;
+        let cases: Vec<(&str, Vec<u64>)> = vec![
+            (
+                "lines of 64 B, merge levels above the tile",
+                lcg(7, 5 * t + 3, 3000)
+                    .iter()
+                    .map(|x| 0x7f00_0000_0000 + x * 64)
+                    .collect(),
+            ),
+            (
+                "only the high bits differ",
+                lcg(8, 2 * t + 1, 6)
+                    .iter()
+                    .map(|x| (x << 58) | 0x55)
+                    .collect(),
+            ),
+            (
+                "only the low bits differ",
+                lcg(9, t - 1, 16)
+                    .iter()
+                    .map(|x| 0xabcd_0000_0000 | x)
+                    .collect(),
+            ),
+            (
+                "random 64-bit items, some reused",
+                lcg(10, 3 * t, 5000)
+                    .iter()
+                    .map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                    .collect(),
+            ),
+            ("all equal", vec![0xdead_beef; t + 1]),
+            ("no reuse", (0..t as u64 + 5).map(|i| i << 20).collect()),
+            (
+                "a loop over three tiles",
+                (0..4 * t as u64).map(|i| i % (3 * t as u64)).collect(),
+            ),
+        ];
+        for (name, trace) in cases {
+            let want = exact_histogram(&trace);
+            for parts in [1, 2, 3] {
+                assert_eq!(histogram(&trace, parts), want, "{name}, {parts} parts");
             }
         }
     }

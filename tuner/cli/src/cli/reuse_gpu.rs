@@ -151,7 +151,7 @@ impl GpuReport {
             .map(|p| {
                 json!({"ordinal": p.ordinal, "uuid": p.uuid, "references": p.references,
                 "seconds": p.seconds, "phase_seconds": p.phase_seconds,
-                "upload_seconds": p.upload_seconds})
+                "upload_seconds": p.upload_seconds, "radix_passes": p.radix_passes})
             })
             .collect();
         json!({
@@ -174,8 +174,8 @@ impl GpuReport {
         for p in &self.all.parts {
             let [a, b, c] = p.phase_seconds;
             println!(
-                "  GPU {} {}: {} references, {:.3} s (upload and sort items {a:.3} s, of which upload {:.3} s; resolve and sort next uses {b:.3} s; count {c:.3} s)",
-                p.ordinal, p.uuid, p.references, p.seconds, p.upload_seconds
+                "  GPU {} {}: {} references, {:.3} s (upload and sort items {a:.3} s, of which upload {:.3} s, {} radix passes; resolve and sort next uses {b:.3} s; count {c:.3} s)",
+                p.ordinal, p.uuid, p.references, p.seconds, p.upload_seconds, p.radix_passes
             );
         }
         if let (Some(one), Some(s), Some(same)) = (&self.one, self.speedup(), self.agrees()) {
