@@ -310,26 +310,8 @@ impl Runtime {
     /// computed on the GPU: reading a large output back to digest it on the host took most
     /// of the staging probe's time.
     fn digest_words(&mut self, buffer: &Buffer, n_words: u64) -> Result<u64, LaunchError> {
-        let function = self.function(&digest::SOURCE, &[], digest::DIGEST)?;
-        let sum = Buffer::allocate(MemoryKind::Device, 8)?;
-        self.zero(&sum, 8)?;
-        let blocks = self.identity().sm_count.max(1) * 4;
-        let mut launch = self.gpu.stream().launch_builder(&function);
-        let (src, dst) = (buffer.dptr(), sum.dptr());
-        launch.arg(&src).arg(&n_words).arg(&dst);
-        // SAFETY: `buffer` holds at least n_words words (callers pass its size / 4) and
-        // `sum` one u64; both outlive the read below, which synchronises.
-        unsafe {
-            launch.launch(LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(cuda("launching memtune_digest_words"))?;
-        let mut out = [0u64; 1];
-        sum.read(&mut out)?;
-        Ok(digest::finish(out[0], n_words))
+        let [sum] = self.digest_sums(digest::DIGEST, buffer, n_words)?;
+        Ok(digest::finish(sum, n_words))
     }
 
     /// [`grouping_digest`] of the `capacity` buckets of `table`, computed on the GPU:
@@ -341,15 +323,32 @@ impl Runtime {
         capacity: u64,
         sentinel_count: u64,
     ) -> Result<GroupingDigest, LaunchError> {
-        let function = self.function(&digest::SOURCE, &[], digest::DIGEST_GROUPS)?;
-        let sums = Buffer::allocate(MemoryKind::Device, 24)?;
-        self.zero(&sums, 24)?;
+        let [groups, keys, hash] = self.digest_sums(digest::DIGEST_GROUPS, table, capacity)?;
+        Ok(GroupingDigest {
+            groups,
+            keys: keys + sentinel_count,
+            hash,
+        })
+    }
+
+    /// The `N` sums digest kernel `entry` of `digest.cu` adds up over the first `n`
+    /// elements of `buffer` (its words or buckets; `n` must fit the buffer).
+    fn digest_sums<const N: usize>(
+        &mut self,
+        entry: &'static str,
+        buffer: &Buffer,
+        n: u64,
+    ) -> Result<[u64; N], LaunchError> {
+        let function = self.function(&digest::SOURCE, &[], entry)?;
+        let sums = Buffer::allocate(MemoryKind::Device, 8 * N)?;
+        self.zero(&sums, 8 * N)?;
         let blocks = self.identity().sm_count.max(1) * 4;
         let mut launch = self.gpu.stream().launch_builder(&function);
-        let (src, dst) = (table.dptr(), sums.dptr());
-        launch.arg(&src).arg(&capacity).arg(&dst);
-        // SAFETY: `table` holds `capacity` buckets and `sums` three u64; both outlive the
-        // read below, which synchronises.
+        let (src, dst) = (buffer.dptr(), sums.dptr());
+        launch.arg(&src).arg(&n).arg(&dst);
+        // SAFETY: `buffer` holds at least `n` of the kernel's elements (every caller passes
+        // at most its size) and `sums` N u64; both outlive the read below, which
+        // synchronises.
         unsafe {
             launch.launch(LaunchConfig {
                 grid_dim: (blocks, 1, 1),
@@ -357,14 +356,10 @@ impl Runtime {
                 shared_mem_bytes: 0,
             })
         }
-        .map_err(cuda("launching memtune_digest_groups"))?;
-        let mut out = [0u64; 3];
+        .map_err(cuda(entry))?;
+        let mut out = [0u64; N];
         sums.read(&mut out)?;
-        Ok(GroupingDigest {
-            groups: out[0],
-            keys: out[1] + sentinel_count,
-            hash: out[2],
-        })
+        Ok(out)
     }
 
     /// Device-to-device copy of `bytes` (`cuMemcpyDtoD`), timed like the kernels: the
