@@ -5,7 +5,7 @@
 //! passes read instead.
 
 use super::error::{fits_in_memory, PlanError};
-use super::hedge::{self, Hedge};
+use super::hedge::{self, Fallbacks, Hedge};
 use super::insert_cost::{InsertCost, Repeats};
 use super::passes::{Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost};
@@ -73,12 +73,11 @@ pub fn plan(profile: &Profile, workload: &GroupingWorkload) -> Result<GroupingPl
     plan_with_hedge(profile, workload).map(|(plan, _)| plan)
 }
 
-/// The model's plan, and the small bet an untimed plan may take instead of one pass where
-/// that plan is a bet ([`super::hedge`]).
+/// The model's plan, and what an untimed plan may take instead ([`super::hedge`]).
 pub(crate) fn plan_with_hedge(
     profile: &Profile,
     workload: &GroupingWorkload,
-) -> Result<(GroupingPlan, Option<Hedge<Scoped>>), PlanError> {
+) -> Result<(GroupingPlan, Fallbacks<Scoped>), PlanError> {
     workload.check(profile)?;
     let table = workload.table_bytes;
     let translation = Translation::of(profile, workload.table_memory);
@@ -127,7 +126,7 @@ pub(crate) fn plan_with_hedge(
         )),
         Err(why) => {
             reasons.push(why);
-            return Ok((unscoped(reasons), None));
+            return Ok((unscoped(reasons), Fallbacks::none()));
         }
     }
 
@@ -138,7 +137,7 @@ pub(crate) fn plan_with_hedge(
             "no usable random-access curve for {} memory: the inserts' misses cannot be weighed against re-reading the input, not scoped; run `cargo tune`",
             workload.table_memory
         ));
-        return Ok((unscoped(reasons), None));
+        return Ok((unscoped(reasons), Fallbacks::none()));
     };
     reasons.push(cost.describe(workload.table_memory, curve));
 
@@ -234,13 +233,18 @@ pub(crate) fn plan_with_hedge(
     });
     let Some(decision) = decision else {
         reasons.push("the table fits in one page: not scoped".to_string());
-        return Ok((unscoped(reasons), None));
+        return Ok((unscoped(reasons), Fallbacks::none()));
     };
+    let table_hedge = || zero_copy_table_hedge(workload, |p| time(&plain, p), &worst);
     let Some((approach, split)) = decision.chosen else {
         reasons.push(format!(
             "no scoped plan is predicted {MIN_GAIN}x faster than one pass: not scoped"
         ));
-        return Ok((unscoped(reasons), None));
+        let fallbacks = Fallbacks {
+            hedge: table_hedge(),
+            coarser: None,
+        };
+        return Ok((unscoped(reasons), fallbacks));
     };
     let mut effect = translation.effect_of_scope(table, split.scope_bytes);
     for &(at, _) in &atomic_falls {
@@ -264,7 +268,53 @@ pub(crate) fn plan_with_hedge(
         approach,
         reasons,
     };
-    Ok((plan, decision.hedge))
+    let fallbacks = Fallbacks {
+        hedge: decision.hedge.or_else(table_hedge),
+        coarser: decision.coarser,
+    };
+    Ok((plan, fallbacks))
+}
+
+/// Scope of the zero-copy table hedge ([`zero_copy_table_hedge`]).
+const TABLE_HEDGE_SCOPE: u64 = 32 << 20;
+/// The most passes the zero-copy table hedge takes.
+const TABLE_HEDGE_PASSES: u64 = 8;
+
+/// The small bet an untimed plan takes for a table of 64-256 MiB in pinned memory that the
+/// model leaves unscoped or only bets on: `table / 32 MiB` passes (2 to 8), copy where the
+/// input is in host memory (later passes read the device buffer), naive where it is on the
+/// device; taken when even its worst case (no gain, keys skipped
+/// [`hedge::WORST_DRAW_FACTOR`]x as slowly) is within [`hedge::MAX_WORST_LOSS`] of one pass.
+/// The probe's curve of mapped host memory is flat within its noise there, yet one pass
+/// over a 256 MiB table ran up to 1.08x (H100) and 1.23x (an early H100) slower than the
+/// best split, while 8 copy passes of 32 MiB stayed within 1.01 of it on all but that early
+/// machine (1.06) (`docs/calibration.md`).
+fn zero_copy_table_hedge(
+    workload: &GroupingWorkload,
+    time: impl Fn(Option<Scoped>) -> f64,
+    worst: impl Fn(Option<Scoped>) -> f64,
+) -> Option<Hedge<Scoped>> {
+    let table = workload.table_bytes;
+    let within = 2 * TABLE_HEDGE_SCOPE..=TABLE_HEDGE_PASSES * TABLE_HEDGE_SCOPE;
+    if workload.table_memory != MemoryKind::Pinned || !within.contains(&table) {
+        return None;
+    }
+    let passes = (table / TABLE_HEDGE_SCOPE).clamp(2, TABLE_HEDGE_PASSES);
+    let split = Split {
+        scope_bytes: table.div_ceil(passes).next_multiple_of(BUCKET_BYTES),
+        passes: u32::try_from(passes).ok()?,
+    };
+    let approach = match workload.input_memory {
+        MemoryKind::Device => Approach::Naive,
+        MemoryKind::Pinned | MemoryKind::Managed => Approach::Copy,
+    };
+    let choice = (approach, split);
+    let worst_loss = worst(Some(choice)) / worst(None) - 1.0;
+    (worst_loss.is_finite() && worst_loss <= hedge::MAX_WORST_LOSS).then(|| Hedge {
+        choice,
+        gain: time(None) / time(Some(choice)),
+        worst_loss,
+    })
 }
 
 impl GroupingWorkload {

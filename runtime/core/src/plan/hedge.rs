@@ -27,6 +27,37 @@ pub(crate) struct Hedge<C> {
     pub worst_loss: f64,
 }
 
+/// The plan the TLB-reach bet replaced with a finer split, kept for untimed plans: the
+/// bet's extra passes are priced with memtune's own per-pass cost, and a kernel that
+/// spends more per key and pass (a hash, an index computation) pays them all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Coarser<C> {
+    pub choice: C,
+    /// The model's predicted speedup of `choice` over one pass.
+    pub speedup: f64,
+    /// How much slower the finer split runs than `choice` if its scopes gain nothing and
+    /// the kernel skips keys [`WORST_DRAW_FACTOR`]x as slowly as memtune's.
+    pub risk: f64,
+}
+
+/// What an untimed plan may take instead of the model's pick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Fallbacks<C> {
+    /// The small bet where the pick is a bet.
+    pub hedge: Option<Hedge<C>>,
+    /// The split before the reach bet, where that bet was taken from a scoped plan.
+    pub coarser: Option<Coarser<C>>,
+}
+
+impl<C> Fallbacks<C> {
+    pub(crate) fn none() -> Self {
+        Fallbacks {
+            hedge: None,
+            coarser: None,
+        }
+    }
+}
+
 /// The hedge among `choices` (fewest passes first): the first that `time` predicts at least
 /// [`MIN_GAIN`]x faster than `one_pass` and whose `worst` time (no gain, slow draws) is
 /// within [`MAX_WORST_LOSS`] of `worst_one_pass`.

@@ -3,7 +3,7 @@
 //! what the TLB holds, at the price of redrawing the stream once per pass.
 
 use super::error::{fits_in_memory, PlanError};
-use super::hedge::{self, Hedge};
+use super::hedge::{self, Fallbacks, Hedge};
 use super::passes::{Split, MIN_GAIN};
 use super::read_cost::{fastest_reads_per_second, DrawCost, ReadCost};
 use super::scoping::{Candidate, Scoping};
@@ -62,7 +62,7 @@ pub fn plan(profile: &Profile, workload: &SamplingWorkload) -> Result<SamplingPl
 pub(crate) fn plan_with_hedge(
     profile: &Profile,
     workload: &SamplingWorkload,
-) -> Result<(SamplingPlan, Option<Hedge<Split>>), PlanError> {
+) -> Result<(SamplingPlan, Fallbacks<Split>), PlanError> {
     workload.check(profile)?;
     let region = workload.region_bytes;
     let translation = Translation::of(profile, workload.memory);
@@ -78,7 +78,7 @@ pub(crate) fn plan_with_hedge(
         Ok(boundaries) => reasons.push(boundaries),
         Err(why) => {
             reasons.push(why);
-            return Ok((unscoped(reasons), None));
+            return Ok((unscoped(reasons), Fallbacks::none()));
         }
     }
 
@@ -94,7 +94,7 @@ pub(crate) fn plan_with_hedge(
             "the {} memory curve has too few points to weigh a scope: not scoped; run `cargo tune` again",
             workload.memory
         ));
-        return Ok((unscoped(reasons), None));
+        return Ok((unscoped(reasons), Fallbacks::none()));
     };
     if !cost.is_measured() {
         reasons.push(
@@ -175,12 +175,16 @@ pub(crate) fn plan_with_hedge(
     });
     let Some(decision) = decision else {
         reasons.push("the region fits in one page: not scoped".to_string());
-        return Ok((unscoped(reasons), None));
+        return Ok((unscoped(reasons), Fallbacks::none()));
     };
     let Some(split) = decision.chosen else {
         reasons.push("not scoped".to_string());
         let hedge = zero_copy_hedge(workload, |s| time_of(&read, s), worst);
-        return Ok((unscoped(reasons), hedge));
+        let fallbacks = Fallbacks {
+            hedge,
+            coarser: None,
+        };
+        return Ok((unscoped(reasons), fallbacks));
     };
     let speedup = decision.speedup;
     reasons.push(format!(
@@ -194,10 +198,13 @@ pub(crate) fn plan_with_hedge(
         predicted_speedup: speedup,
         reasons,
     };
-    let hedge = decision
-        .hedge
-        .or_else(|| zero_copy_hedge(workload, |s| time_of(&read, s), worst));
-    Ok((plan, hedge))
+    let fallbacks = Fallbacks {
+        hedge: decision
+            .hedge
+            .or_else(|| zero_copy_hedge(workload, |s| time_of(&read, s), worst)),
+        coarser: decision.coarser,
+    };
+    Ok((plan, fallbacks))
 }
 
 /// Scope of the zero-copy hedge ([`zero_copy_hedge`]).

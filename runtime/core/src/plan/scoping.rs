@@ -5,7 +5,7 @@
 //! ([`super::reach_bet`]); and the small bet an untimed plan may take instead
 //! ([`super::hedge`]).
 
-use super::hedge::{self, Hedge};
+use super::hedge::{self, Coarser, Hedge};
 use super::passes::{self, Split, MIN_GAIN};
 use super::reach_bet::{self, Bet, HostTranslation, TLB_REACH_RISK};
 use super::translation::Translation;
@@ -78,6 +78,8 @@ pub(crate) struct Decision<C> {
     /// The small bet an untimed plan may take instead of the chosen one, where that is
     /// scoped (one pass is never a bet).
     pub hedge: Option<Hedge<C>>,
+    /// The scoped plan the reach bet split further, and the bet's worst case against it.
+    pub coarser: Option<Coarser<C>>,
 }
 
 impl<C: Candidate> Scoping<'_, C> {
@@ -125,10 +127,19 @@ impl<C: Candidate> Scoping<'_, C> {
         };
         explain(&margin, reasons);
         let chosen = self.reach_bet(margin.chosen, &splits, reasons);
+        let coarser = match (margin.chosen, chosen) {
+            (Some(before), Some(after)) if before.split() != after.split() => Some(Coarser {
+                choice: before,
+                speedup: one_pass / time(access, Some(before)),
+                risk: (self.worst)(Some(after)) / (self.worst)(Some(before)) - 1.0,
+            }),
+            _ => None,
+        };
         Some(Decision {
             chosen,
             speedup: chosen.map_or(1.0, |c| one_pass / time(access, Some(c))),
             hedge: hedge.filter(|_| chosen.is_some()),
+            coarser,
         })
     }
 

@@ -27,6 +27,9 @@ const REFINEMENTS: usize = 1;
 pub enum Origin {
     /// What the kernel does without memtune: the baseline a plan must never lose to.
     Untuned,
+    /// The plan used without timing, where it differs from the model's pick: the model's
+    /// plan less its bets on the kernel.
+    Untimed,
     /// The memory model's pick from the profile.
     Model,
     /// A neighbour of the model's pick.
@@ -141,15 +144,19 @@ pub trait Tunable {
             })
     }
 
-    /// Untuned first, the model's pick second, then neighbours; duplicates dropped, at most
-    /// [`MAX_CANDIDATES`] less [`Tunable::REFINES`].
+    /// Untuned first, the model's pick second, the untimed plan third where it is neither,
+    /// then neighbours; duplicates dropped, at most [`MAX_CANDIDATES`] less
+    /// [`Tunable::REFINES`]. The untimed plan is what the user's kernel runs with autotuning
+    /// off, so the autotuner never picks worse than it by more than noise.
     fn candidates(&self, profile: &Profile) -> Result<Vec<Candidate<Self::Plan>>, PlanError> {
         let cap = MAX_CANDIDATES - Self::REFINES;
         let model = self.model(profile)?;
+        let untimed = self.untimed(profile)?;
         let mut out: Vec<Candidate<Self::Plan>> = Vec::new();
         let all = [
             (Origin::Untuned, self.untuned()),
             (Origin::Model, model.clone()),
+            (Origin::Untimed, untimed),
         ]
         .into_iter()
         .chain(

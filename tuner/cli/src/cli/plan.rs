@@ -120,7 +120,11 @@ fn sampling_headline(w: &SamplingWorkload, d: &Decided<SamplingWorkload>) -> Str
     let (region, memory, plan) = (bytes(w.region_bytes), w.memory, &d.plan);
     match &d.bet {
         Some(model) => format!(
-            "sampling {region} of {memory} memory: unscoped (1 pass) without timing; the model's {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+            "sampling {region} of {memory} memory: {} without timing; the model's {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+            match plan.passes {
+                1 => "unscoped (1 pass)".to_string(),
+                p => format!("{p} passes over scopes of {}", bytes(plan.scope_bytes)),
+            },
             model.passes,
             bytes(model.scope_bytes)
         ),
@@ -144,7 +148,15 @@ fn grouping_headline(w: &GroupingWorkload, d: &Decided<GroupingWorkload>) -> Str
     let plan = &d.plan;
     match &d.bet {
         Some(model) => format!(
-            "{what}: unscoped (1 pass) without timing; the model's {} {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+            "{what}: {} without timing; the model's {} {} passes over scopes of {} are a bet on the kernel, for the autotuner",
+            match plan.passes {
+                1 => "unscoped (1 pass)".to_string(),
+                p => format!(
+                    "{} with {p} passes over scopes of {}",
+                    plan.approach.as_str(),
+                    bytes(plan.scope_bytes)
+                ),
+            },
             model.approach.as_str(),
             model.passes,
             bytes(model.scope_bytes)
