@@ -235,7 +235,7 @@ pub(crate) fn plan_with_hedge(
         reasons.push("the table fits in one page: not scoped".to_string());
         return Ok((unscoped(reasons), Fallbacks::none()));
     };
-    let table_hedge = || zero_copy_table_hedge(workload, |p| time(&plain, p), &worst);
+    let table_hedge = || zero_copy_table_hedge(workload, |p| time(&plain, p), worst);
     let Some((approach, split)) = decision.chosen else {
         reasons.push(format!(
             "no scoped plan is predicted {MIN_GAIN}x faster than one pass: not scoped"
