@@ -372,6 +372,70 @@ pub mod reuse {
     };
 }
 
+/// HP-RDA (Cui et al.) on the GPU: preprocessing, one thread per sub-trace, block- and
+/// grid-level merges (`runtime/core/src/reuse/hprda_model.rs` models them on the CPU). The
+/// element-wise and scan kernels take blocks of [`hprda::BLOCK`] threads, one per entry (a
+/// block is a scan's tile); the records are sorted by [`reuse::RADIX_SOURCE`]'s radix sort.
+pub mod hprda {
+    use super::KernelSource;
+
+    /// Threads per block of the element-wise kernels, and entries per tile of the scans:
+    /// the block of [`super::reuse`]'s kernels, whose launch grid is shared.
+    pub const BLOCK: u32 = super::reuse::BLOCK;
+    /// Distances the thread kernel counts in shared memory (below it), in 4-byte words.
+    pub const SMALL: u32 = 1024;
+    /// `memtune_hprda_keep_sums(raw: *const u64, n: u64, sums: *mut u32)`: kept references
+    /// (not repeating the one before) per tile.
+    pub const KEEP_SUMS: &str = "memtune_hprda_keep_sums";
+    /// `memtune_hprda_compact(raw, n: u64, offsets: *const u64, kept: *mut u64)`
+    pub const COMPACT: &str = "memtune_hprda_compact";
+    /// `memtune_hprda_tile_sums(values: *const u32, n: u64, sums: *mut u32)`
+    pub const TILE_SUMS: &str = "memtune_hprda_tile_sums";
+    /// `memtune_hprda_scan_tiles(sums: *const u32, tiles: u64, base: u64, offsets: *mut u64)`,
+    /// one block; `offsets` holds `tiles + 1` entries.
+    pub const SCAN_TILES: &str = "memtune_hprda_scan_tiles";
+    /// `memtune_hprda_scan_apply(values: *const u32, n: u64, offsets, out: *mut u64)`:
+    /// exclusive prefix sums, `out[n]` the total.
+    pub const SCAN_APPLY: &str = "memtune_hprda_scan_apply";
+    /// `memtune_hprda_thread(trace, n: u32, st: u32, tables: *mut u64, table_slots: u32,
+    /// live: *mut u32, words: u32, live_shared: u32, rec_item: *mut u64, rec_latest: *mut u32,
+    /// counts: *mut u32, dense: *mut u32, dense_len: u32, largest: *mut u32, overflow: *mut u32)`:
+    /// blocks of NB threads, one per sub-trace; dynamic shared memory [`SMALL`] words plus,
+    /// with `live_shared`, `NB × (words + 1)` words.
+    pub const THREAD: &str = "memtune_hprda_thread";
+    /// `memtune_hprda_gather_records(rec_item, counts, c: *const u64, n: u32, st: u32,
+    /// keys: *mut u64, origin: *mut u32)`
+    pub const GATHER_RECORDS: &str = "memtune_hprda_gather_records";
+    /// `memtune_hprda_gather_sorted(positions, origin, rec_latest, r: u32, st: u32, tk, fk, lk)`
+    pub const GATHER_SORTED: &str = "memtune_hprda_gather_sorted";
+    /// `memtune_hprda_block_firsts(keys, tk, r: u32, nb: u32, block_counts: *mut u32)`
+    pub const BLOCK_FIRSTS: &str = "memtune_hprda_block_firsts";
+    /// `memtune_hprda_merge(keys, tk, fk, lk, r: u32, nb: u32, subs: u32, c, q, grid: *mut u64,
+    /// grid_mask: u64, dense, dense_len: u32, largest, overflow)`
+    pub const MERGE: &str = "memtune_hprda_merge";
+    /// `memtune_hprda_store(keys, tk, lk, r: u32, nb: u32, subs: u32, c, q, grid, grid_mask: u64,
+    /// distinct: *mut u64)`
+    pub const STORE: &str = "memtune_hprda_store";
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "hprda.cu",
+        source: include_str!("../cuda/hprda.cu"),
+        entries: &[
+            KEEP_SUMS,
+            COMPACT,
+            TILE_SUMS,
+            SCAN_TILES,
+            SCAN_APPLY,
+            THREAD,
+            GATHER_RECORDS,
+            GATHER_SORTED,
+            BLOCK_FIRSTS,
+            MERGE,
+            STORE,
+        ],
+    };
+}
+
 /// A trace replayed by one thread, loads dependent, for its mean latency.
 pub mod replay {
     use super::KernelSource;
@@ -402,5 +466,6 @@ pub const SOURCES: &[KernelSource] = &[
     zero_copy::SOURCE,
     reuse::SOURCE,
     reuse::RADIX_SOURCE,
+    hprda::SOURCE,
     replay::SOURCE,
 ];

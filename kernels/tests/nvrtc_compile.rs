@@ -179,3 +179,64 @@ fn stencil_builds_for_every_radius_type_and_block() {
         }
     }
 }
+
+/// hprda.cu builds for every arch and defines every kernel `memtune_kernels::hprda` names
+/// (the host loads each by that name); the thread kernel counts small distances with
+/// shared-memory atomics and the merges with global ones; the bound of the shared counts
+/// the host sizes dynamic shared memory by is the kernel's.
+#[test]
+fn hprda_compiles_and_exports_every_kernel_it_names() {
+    use memtune_kernels::hprda as k;
+    if !memtune_kernels::toolchain::nvrtc_or_skip(
+        "hprda_compiles_and_exports_every_kernel_it_names",
+    ) {
+        return;
+    }
+    require_nvrtc();
+    let names = [
+        k::KEEP_SUMS,
+        k::COMPACT,
+        k::TILE_SUMS,
+        k::SCAN_TILES,
+        k::SCAN_APPLY,
+        k::THREAD,
+        k::GATHER_RECORDS,
+        k::GATHER_SORTED,
+        k::BLOCK_FIRSTS,
+        k::MERGE,
+        k::STORE,
+    ];
+    assert_eq!(k::SOURCE.entries, names);
+    assert!(SOURCES.contains(&k::SOURCE), "hprda.cu is not in SOURCES");
+    for arch in ARCHS {
+        let ptx = compile_ptx(&k::SOURCE, arch, &[]).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        for name in names {
+            assert!(ptx.has_entry(name), "{arch}: no .entry {name}");
+        }
+        let thread = entry_body(&ptx.text, k::THREAD);
+        assert!(
+            thread.contains("atom.shared.add.u32") || thread.contains("red.shared.add.u32"),
+            "{arch}: the thread kernel counts no distance in shared memory"
+        );
+        let merge = entry_body(&ptx.text, k::MERGE);
+        assert!(
+            merge.contains("atom.global.add.u32") || merge.contains("red.global.add.u32"),
+            "{arch}: the merge kernel counts no distance"
+        );
+    }
+    let define = format!("#define MEMTUNE_HPRDA_SMALL {}", k::SMALL);
+    assert!(
+        k::SOURCE.source.contains(&define),
+        "no `{define}` in hprda.cu"
+    );
+}
+
+/// The PTX of one `.entry`, up to its closing brace.
+fn entry_body(text: &str, name: &str) -> String {
+    let start = text
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no .entry {name}"));
+    let body = &text[start..];
+    let end = body.find("\n}").unwrap_or(body.len());
+    body[..end].to_string()
+}

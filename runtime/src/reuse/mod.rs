@@ -10,6 +10,9 @@
 //! parts' smaller next uses and compute the distances. What a GPU needs of another part
 //! is copied GPU to GPU. The histogram equals the one-GPU (and the CPU) histogram exactly.
 //! Each part's device memory ([`device_bytes`]) is allocated before the analysis starts.
+//!
+//! [`hprda`] runs HP-RDA, an approximation, on one GPU (`hp-rda-gpu`), its records sorted
+//! by the same radix sort.
 
 /// Runs `f`'s launch in the shape `cfg`, naming `what` on failure.
 macro_rules! launch {
@@ -17,14 +20,15 @@ macro_rules! launch {
         let mut l = $stream.launch_builder($f);
         $( l.arg($arg); )+
         // SAFETY: every buffer argument holds at least the entries the kernel touches in
-        // this shape (the part's workspace is sized for its references) and lives until the
-        // stream is synchronised at the end of the phase.
+        // this shape (a part's workspace is sized for its references, HP-RDA's buffers for
+        // its largest launch) and lives until the stream is synchronised.
         unsafe { l.launch($cfg) }
             .map_err($crate::gpu::cuda(concat!("cuLaunchKernel(", $what, ")")))?;
     }};
 }
 
 mod barrier;
+pub mod hprda;
 mod kernels;
 mod peer;
 mod phases;

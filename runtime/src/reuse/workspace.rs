@@ -11,6 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use memtune_kernels::reuse as k;
 
+use super::radix::scan_lens;
 use crate::gpu::{cuda, Error};
 
 /// Bytes of device memory a part of `n` references of a trace of `total` needs at most,
@@ -21,8 +22,7 @@ use crate::gpu::{cuda, Error};
 /// beside them (8 a reference of the trace); and the radix counts, scan sums and merge
 /// cuts (about a third of a byte a reference).
 pub fn device_bytes(n: u64, later: u64, total: u64) -> u64 {
-    let counts = u64::from(k::RADIX) * n.div_ceil(u64::from(k::RADIX_TILE));
-    let sums = counts.div_ceil(u64::from(k::RADIX_TILE));
+    let (counts, sums) = scan_lens(n);
     let cuts = 2 * n.div_ceil(u64::from(k::BLOCK));
     28 * n + 12 * later.max(1) + 8 * total + 4 * (counts + sums + cuts) + 16
 }
@@ -62,13 +62,16 @@ pub(super) struct Workspace {
 
 /// `len` values of `T` on `stream`'s GPU, not initialised (at least one, so that every
 /// buffer has an address).
-fn uninit<T: DeviceRepr>(stream: &Arc<CudaStream>, len: u64) -> Result<CudaSlice<T>, Error> {
+pub(super) fn uninit<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    len: u64,
+) -> Result<CudaSlice<T>, Error> {
     let len = usize::try_from(len.max(1)).map_err(|_| Error::OutOfMemory {
         needed: len,
         free: 0,
     })?;
-    // SAFETY: the memory is not initialised; every buffer of a workspace is written before
-    // it is read (see the fields of `Workspace`).
+    // SAFETY: the memory is not initialised; every caller writes each entry before anything
+    // reads it (see the fields of `Workspace`, and HP-RDA's launch buffers).
     unsafe { stream.alloc::<T>(len) }.map_err(cuda("cuMemAlloc"))
 }
 
@@ -82,13 +85,13 @@ impl Workspace {
         total: u64,
         adds_others: bool,
     ) -> Result<Workspace, Error> {
-        let counts = u64::from(k::RADIX) * n.div_ceil(u64::from(k::RADIX_TILE));
+        let (counts, sums) = scan_lens(n);
         let ws = Workspace {
             keys: [uninit(stream, n)?, uninit(stream, n)?],
             vals: [uninit(stream, n)?, uninit(stream, n)?],
             next: uninit(stream, n)?,
             counts: uninit(stream, counts)?,
-            sums: uninit(stream, counts.div_ceil(u64::from(k::RADIX_TILE)))?,
+            sums: uninit(stream, sums)?,
             cuts: uninit(stream, 2 * n.div_ceil(u64::from(k::BLOCK)))?,
             varying: uninit(stream, 1)?,
             largest: uninit(stream, 1)?,

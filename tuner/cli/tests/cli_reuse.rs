@@ -371,3 +371,77 @@ fn gpu_replay_needs_a_profile_and_device_memory_and_sets_latency_beside_the_pred
         );
     }
 }
+
+#[test]
+fn hp_rda_gpu_without_a_gpu_exits_3_naming_the_cpu_mode() {
+    let env = Env::new();
+    let trace = env.file("t.txt", &cycle(16, 5));
+    let t = trace.to_str().unwrap();
+    // Env hides every GPU: no driver here, or none visible on a GPU machine.
+    env.run(&["reuse", t, "--mode", "hp-rda-gpu"])
+        .expect(3)
+        .says_on_stderr("hp-rda-gpu: GPU 0")
+        .says_on_stderr("--mode hp-rda runs the same analysis on the CPU");
+    let r = env.run(&["reuse", t, "--mode", "hp-rda-gpu", "--no-adjust", "--json"]);
+    r.expect(3);
+    assert_eq!(r.json()["error"]["kind"], "no_gpu");
+    // Its options are checked before any GPU is looked for.
+    env.run(&["reuse", t, "--mode", "hp-rda-gpu", "--gpus", "0"])
+        .expect(2)
+        .says_on_stderr("--mode exact-gpu");
+    env.run(&["reuse", t, "--mode", "hp-rda-gpu", "--sub-trace", "32"])
+        .expect(2)
+        .says("64");
+    env.run(&["reuse", t, "--mode", "exact-gpu", "--sub-trace", "64"])
+        .expect(2)
+        .says_on_stderr("hp-rda-gpu");
+}
+
+#[test]
+fn hp_rda_gpu_gives_the_cpu_forms_histogram_or_says_there_is_no_gpu() {
+    let env = Env::new();
+    // A loop with a drifting hot set: reuses inside sub-traces, across blocks and launches.
+    let lines: String = (0..6000u64)
+        .map(|i| format!("{:#x}\n", 0x4000 + 64 * ((i * 7 + i / 97) % 400)))
+        .collect();
+    let trace = env.file("t.txt", &lines);
+    let t = trace.to_str().unwrap();
+    for adjust in [&[][..], &["--no-adjust"][..]] {
+        let args = [
+            &["reuse", t, "--json", "--bins", "exact", "--sub-trace", "64"][..],
+            &[
+                "--threads-per-block",
+                "3",
+                "--blocks",
+                "5",
+                "--compare-exact",
+            ][..],
+            adjust,
+        ]
+        .concat();
+        let gpu_args = [&args[..], &["--mode", "hp-rda-gpu"][..]].concat();
+        let Some(mut gpu) = env.gpu_json(&gpu_args, "hp-rda-gpu") else {
+            continue;
+        };
+        let r = env.run(&[&args[..], &["--mode", "hp-rda"][..]].concat());
+        r.expect(0);
+        let mut cpu = r.json();
+        assert_eq!(gpu["mode"], "hp-rda-gpu");
+        assert!(
+            gpu["gpu"]["seconds"].as_f64().is_some_and(|s| s > 0.0),
+            "{gpu}"
+        );
+        assert!(
+            gpu["gpu"]["launches"].as_u64().is_some_and(|l| l > 1),
+            "{gpu}"
+        );
+        // 0x4000 + 64 k for k below 400 differ in bits 6 to 15: two digits, two passes.
+        assert_eq!(gpu["gpu"]["radix_passes"], 2, "{gpu}");
+        for doc in [&mut gpu, &mut cpu] {
+            let map = doc.as_object_mut().unwrap();
+            map.remove("mode");
+            map.remove("gpu");
+        }
+        assert_eq!(gpu, cpu);
+    }
+}

@@ -246,21 +246,7 @@ pub fn grouping_untimed(
         &mut plan.reasons,
     ) {
         match hedge {
-            Some(h) => {
-                let (approach, s) = h.choice;
-                plan.reasons.push(format!(
-                    "a small bet taken instead: {} {} passes of {}, predicted {:.2}x faster than one pass, and at most {:.1}% slower if the scopes gain nothing, even skipping keys {}x as slowly as memtune's kernel",
-                    approach.as_str(),
-                    s.passes,
-                    bytes(s.scope_bytes),
-                    h.gain,
-                    100.0 * h.worst_loss,
-                    hedge::WORST_DRAW_FACTOR,
-                ));
-                plan.scope_bytes = s.scope_bytes;
-                plan.passes = s.passes;
-                plan.approach = approach;
-            }
+            Some(h) => take_grouping_hedge(&mut plan, h, " instead"),
             None => {
                 plan.reasons.push("unscoped".into());
                 plan.scope_bytes = workload.table_bytes;
@@ -268,6 +254,8 @@ pub fn grouping_untimed(
                 plan.approach = Approach::Unscoped;
             }
         }
+    } else if let (1, Some(h)) = (plan.passes, hedge) {
+        take_grouping_hedge(&mut plan, h, "");
     } else if let Some(c) = safer_coarser(
         profile,
         workload.table_memory,
@@ -287,6 +275,23 @@ pub fn grouping_untimed(
         plan.approach = approach;
     }
     Ok(plan)
+}
+
+/// `plan` becomes the hedge `h`, its reason said ("a small bet taken{how}: ...").
+fn take_grouping_hedge(plan: &mut GroupingPlan, h: Hedge<grouping::Scoped>, how: &str) {
+    let (approach, s) = h.choice;
+    plan.reasons.push(format!(
+        "a small bet taken{how}: {} {} passes of {}, predicted {:.2}x faster than one pass, and at most {:.1}% slower if the scopes gain nothing, even skipping keys {}x as slowly as memtune's kernel",
+        approach.as_str(),
+        s.passes,
+        bytes(s.scope_bytes),
+        h.gain,
+        100.0 * h.worst_loss,
+        hedge::WORST_DRAW_FACTOR,
+    ));
+    plan.scope_bytes = s.scope_bytes;
+    plan.passes = s.passes;
+    plan.approach = approach;
 }
 
 /// The plan before the reach bet, where that plan is sure by itself. The bet splits a

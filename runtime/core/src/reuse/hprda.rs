@@ -1,6 +1,7 @@
 //! HP-RDA (Cui, Yi, Xue, Wang, Yang, Feng: "A Highly Parallel Reuse Distance Analysis
 //! Algorithm on GPUs") run on the CPU with the GPU algorithm's data-parallel
-//! structure; the GPU kernel itself is not built.
+//! structure. The GPU runs it as `memtune::reuse::hprda` (`kernels/cuda/hprda.cu`), whose
+//! method [`super::hprda_model`] follows step for step; both give this histogram.
 //!
 //! 1. Preprocessing: a reference repeating the one before has distance 0 and is dropped.
 //! 2. A launch of `blocks × threads_per_block × sub_trace` references is split into
@@ -118,7 +119,7 @@ struct AccessInfo {
 }
 
 /// Live entries of `live` in positions `lo..hi`.
-fn count_live(live: &[u64], lo: usize, hi: usize) -> u64 {
+pub(super) fn count_live(live: &[u64], lo: usize, hi: usize) -> u64 {
     if lo >= hi {
         return 0;
     }
@@ -413,43 +414,61 @@ impl HpRdaAnalyzer {
         if !self.batch.is_empty() {
             self.launch()?;
         }
-        let distinct = self.distinct();
+        let totals = Totals {
+            references: self.references,
+            repeats: self.repeats,
+            distinct: self.distinct(),
+            thread_counts: self.thread_counts,
+        };
         let mut exact = BTreeMap::new();
-        if self.repeats > 0 {
-            exact.insert(0, self.repeats);
-        }
         let counts = self.workers.into_iter().map(|w| w.counts);
         for c in counts.chain(self.parts.into_iter().map(|p| p.counts)) {
             for (d, n) in c.into_histogram(0).exact {
                 *exact.entry(d).or_insert(0) += n;
             }
         }
-        if self.config.adjust && self.thread_counts > 0 {
-            exact = adjust(exact, distinct, distinct as f64 / self.thread_counts as f64);
-        }
-        Ok(Histogram {
-            references: self.references,
-            distinct,
-            cold: distinct,
-            exact: exact.into_iter().collect(),
-            sample: None,
-        })
+        Ok(totals.histogram(exact, self.config.adjust))
     }
 }
 
-/// Formula 2: distances above `m` (impossible in a trace of `m` distinct items) scaled by
-/// the effective factor `ef`.
-fn adjust(exact: BTreeMap<u64, u64>, m: u64, ef: f64) -> BTreeMap<u64, u64> {
-    let mut out = BTreeMap::new();
-    for (d, n) in exact {
-        let d = if d > m {
-            (d as f64 * ef).round() as u64
-        } else {
-            d
+/// What an HP-RDA run counted besides its distances; the CPU form and the GPU one
+/// (`memtune::reuse::hprda`) finish through [`Totals::histogram`], so both adjust alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// References of the trace, repeats included.
+    pub references: u64,
+    /// References dropped by preprocessing (each a repeat of the one before: distance 0).
+    pub repeats: u64,
+    /// Distinct items of the trace (`M`).
+    pub distinct: u64,
+    /// Σ of every sub-trace's distinct count (the denominator of `ef`).
+    pub thread_counts: u64,
+}
+
+impl Totals {
+    /// The histogram of the merged distances `exact` (`(distance, references)`, repeats not
+    /// included, in any order), adjusted when `adjust` by formula 2: distances above `M`
+    /// (impossible in a trace of `M` distinct items) scaled by `ef = M / Σ count`.
+    pub fn histogram(
+        &self,
+        exact: impl IntoIterator<Item = (u64, u64)>,
+        adjust: bool,
+    ) -> Histogram {
+        let m = self.distinct;
+        let ef = (adjust && self.thread_counts > 0).then(|| m as f64 / self.thread_counts as f64);
+        let scaled = |(d, n): (u64, u64)| match ef {
+            Some(ef) if d > m => ((d as f64 * ef).round() as u64, n),
+            _ => (d, n),
         };
-        *out.entry(d).or_insert(0) += n;
+        let repeats = (self.repeats > 0).then_some((0, self.repeats));
+        Histogram {
+            references: self.references,
+            distinct: m,
+            cold: m,
+            exact: exact.into_iter().chain(repeats).map(scaled).collect(),
+            sample: None,
+        }
     }
-    out
 }
 
 /// HP-RDA histogram of a trace of items on `workers` threads (0: every core).

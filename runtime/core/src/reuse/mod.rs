@@ -9,7 +9,8 @@
 //! - [`ChunkSummary`] / [`Merger`]: per-chunk summaries that merge exactly;
 //!   [`parallel`] runs them on every core.
 //! - [`shards`]: SHARDS sampling at a fixed rate or a fixed budget.
-//! - [`hprda`]: HP-RDA, the parallel approximation of Cui et al., on the CPU.
+//! - [`hprda`]: HP-RDA, the parallel approximation of Cui et al., on the CPU;
+//!   [`hprda_model`]: the method of its GPU kernels, step for step.
 //! - [`Histogram`]: exact ([`Distances`]) and log2 bins, CDF, miss-ratio curve.
 //!
 //! ```
@@ -30,6 +31,7 @@ mod fenwick;
 mod granularity;
 mod histogram;
 pub mod hprda;
+pub mod hprda_model;
 pub mod levels;
 mod marks;
 pub mod nextuse;

@@ -119,6 +119,11 @@ fn decide<T: Tunable + Serialize>(profile: &Profile, w: &T) -> Result<Decided<T>
 fn sampling_headline(w: &SamplingWorkload, d: &Decided<SamplingWorkload>) -> String {
     let (region, memory, plan) = (bytes(w.region_bytes), w.memory, &d.plan);
     match &d.bet {
+        Some(model) if model.passes == 1 => format!(
+            "sampling {region} of {memory} memory: {} passes over scopes of {} without timing, a small bet where the model leaves it unscoped",
+            plan.passes,
+            bytes(plan.scope_bytes)
+        ),
         Some(model) => format!(
             "sampling {region} of {memory} memory: {} without timing; the model's {} passes over scopes of {} are a bet on the kernel, for the autotuner",
             match plan.passes {
@@ -147,6 +152,12 @@ fn grouping_headline(w: &GroupingWorkload, d: &Decided<GroupingWorkload>) -> Str
     );
     let plan = &d.plan;
     match &d.bet {
+        Some(model) if model.passes == 1 => format!(
+            "{what}: {} with {} passes over scopes of {} without timing, a small bet where the model leaves it unscoped",
+            plan.approach.as_str(),
+            plan.passes,
+            bytes(plan.scope_bytes)
+        ),
         Some(model) => format!(
             "{what}: {} without timing; the model's {} {} passes over scopes of {} are a bet on the kernel, for the autotuner",
             match plan.passes {

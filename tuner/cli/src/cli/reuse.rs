@@ -8,24 +8,20 @@
 //! of more than `--max-records` records is an error, so an endless input ends. One pass
 //! feeds one analyzer per granularity the output needs, and with `--compare-exact` an
 //! exact one beside the chosen mode, for its error by HP-RDA's metric. `--mode exact-gpu`
-//! holds the trace and analyzes it on GPUs (`reuse_gpu.rs`).
+//! and `--mode hp-rda-gpu` hold the trace and analyze it on GPUs (`reuse_gpu.rs`).
 
 use super::render::bytes;
-use super::reuse_gpu::{self, Engine, GpuReport, Method};
+use super::reuse_gpu::{self, GpuReport, Method};
 use super::reuse_replay as replay;
 use crate::exit::{CliError, Exit};
 use crate::progress::Bar;
 use crate::size;
 use clap::{Args, ValueEnum};
-use memtune_core::reuse::hprda::{
-    BLOCKS_RANGE, DEFAULT_BLOCKS, DEFAULT_SUB_TRACE, DEFAULT_THREADS_PER_BLOCK, SUB_TRACE_RANGE,
-    THREADS_PER_BLOCK_RANGE,
-};
+use memtune_core::reuse::hprda::{BLOCKS_RANGE, SUB_TRACE_RANGE, THREADS_PER_BLOCK_RANGE};
 use memtune_core::reuse::levels::{self, Prediction};
 use memtune_core::reuse::trace::DEFAULT_MAX_RECORDS;
 use memtune_core::reuse::{
-    AddressSource, Format, Granularity, Histogram, HpRdaConfig, Mode, Options, ReuseError,
-    Sampling, TraceReader,
+    AddressSource, Format, Granularity, Histogram, Mode, Options, ReuseError, Sampling, TraceReader,
 };
 use memtune_core::userio::WriteOptions;
 use memtune_core::{store, userio, ErrorClass, MemoryKind};
@@ -64,6 +60,8 @@ pub enum ReuseMode {
     HpRda,
     /// Exact on the GPUs of `--gpus`; the same histogram as exact-cpu.
     ExactGpu,
+    /// HP-RDA on one GPU (MEMTUNE_DEVICE's, else 0): the same histogram as hp-rda.
+    HpRdaGpu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -165,9 +163,24 @@ fn method_of(args: &ReuseArgs) -> Result<Method, CliError> {
     if args.mode != ReuseMode::ExactGpu && (args.gpus.is_some() || args.speedup) {
         return Err(usage("--gpus and --speedup are for --mode exact-gpu"));
     }
-    if args.mode == ReuseMode::ExactGpu {
+    let hp_flags = args.sub_trace.is_some()
+        || args.threads_per_block.is_some()
+        || args.blocks.is_some()
+        || args.no_adjust;
+    if hp_flags && !matches!(args.mode, ReuseMode::HpRda | ReuseMode::HpRdaGpu) {
+        return Err(usage(
+            "--sub-trace, --threads-per-block, --blocks and --no-adjust are for --mode hp-rda \
+             and hp-rda-gpu",
+        ));
+    }
+    if matches!(args.mode, ReuseMode::ExactGpu | ReuseMode::HpRdaGpu) {
         if args.rate.is_some() || args.budget.is_some() {
             return Err(usage("--rate and --budget are for --mode sampled"));
+        }
+        if args.mode == ReuseMode::HpRdaGpu {
+            let config = reuse_gpu::hp_rda_config(args)?;
+            let ordinal = crate::env::gpu_ordinal(None)?;
+            return Ok(Method::HpRdaGpu { config, ordinal });
         }
         return Ok(Method::Gpu(reuse_gpu::parse_gpus(args.gpus.as_deref())?));
     }
@@ -176,34 +189,12 @@ fn method_of(args: &ReuseArgs) -> Result<Method, CliError> {
 
 fn mode_of(args: &ReuseArgs) -> Result<Mode, CliError> {
     let usage = |m: &str| CliError::new(Exit::Usage, m.to_string());
-    let hp_flags = args.sub_trace.is_some()
-        || args.threads_per_block.is_some()
-        || args.blocks.is_some()
-        || args.no_adjust;
-    if hp_flags && args.mode != ReuseMode::HpRda {
-        return Err(usage(
-            "--sub-trace, --threads-per-block, --blocks and --no-adjust are for --mode hp-rda",
-        ));
-    }
     match (args.mode, args.rate, args.budget) {
         (ReuseMode::Sampled, Some(r), None) => Ok(Mode::Sampled(Sampling::Rate(r))),
         (ReuseMode::Sampled, None, Some(n)) => Ok(Mode::Sampled(Sampling::Budget(n))),
         (ReuseMode::Sampled, None, None) => Ok(Mode::Sampled(Sampling::Rate(0.01))),
         (ReuseMode::Sampled, Some(_), Some(_)) => Err(usage("give --rate or --budget, not both")),
-        (ReuseMode::HpRda, None, None) => {
-            let config = HpRdaConfig {
-                sub_trace: args.sub_trace.map_or(DEFAULT_SUB_TRACE, |v| v as usize),
-                threads_per_block: args
-                    .threads_per_block
-                    .map_or(DEFAULT_THREADS_PER_BLOCK, |v| v as usize),
-                blocks: args.blocks.map_or(DEFAULT_BLOCKS, |v| v as usize),
-                adjust: !args.no_adjust,
-            };
-            config
-                .launch_len()
-                .map_err(|e| CliError::new(Exit::Usage, e.to_string()))?;
-            Ok(Mode::HpRda(config))
-        }
+        (ReuseMode::HpRda, None, None) => Ok(Mode::HpRda(reuse_gpu::hp_rda_config(args)?)),
         (_, None, None) => Ok(match args.mode {
             ReuseMode::ExactCpu => Mode::ExactCpu,
             _ => Mode::ExactCpuParallel,
@@ -351,7 +342,7 @@ fn analyze(
     let (mut reference, mut report) = (None, None);
     for (i, (g, _, a)) in analyzers.into_iter().enumerate() {
         let main = g == args.granularity && Some(i) != exact;
-        if matches!(a, Engine::Gpu(_)) {
+        if a.on_gpu() {
             bar.update(1.0, &format!("{read} references; on the GPUs"));
         }
         let (h, r) = a.finish(main && args.speedup)?;
@@ -478,7 +469,7 @@ fn to_json(args: &ReuseArgs, method: &Method, h: &Histogram, predictions: &[Pred
             map.insert("log2_bins".into(), json!(h.log2_bins()));
         }
         map.insert("mode".into(), json!(method.name()));
-        if let Method::Cpu(Mode::HpRda(c)) = method {
+        if let Some(c) = method.hp_rda() {
             let hp = json!({
                 "sub_trace": c.sub_trace,
                 "threads_per_block": c.threads_per_block,

@@ -1,21 +1,26 @@
 //! `cargo tune reuse --mode exact-gpu [--gpus all] [--speedup]`: the exact analysis on one
 //! or several GPUs (`memtune::reuse`). The trace is held in memory (8 bytes a reference, at
-//! most `nextuse::MAX_REFERENCES`), then cut into one part per GPU.
+//! most `nextuse::MAX_REFERENCES`), then cut into one part per GPU. `--mode hp-rda-gpu`:
+//! HP-RDA on one GPU (`memtune::reuse::hprda`), the trace held the same way.
 
+use super::reuse::ReuseArgs;
 use crate::exit::{CliError, Exit};
+use memtune::reuse::hprda::{self as gpu_hprda, HpRdaGpu, HpRdaGpuError};
 use memtune::reuse::replay::{self, ReplayError, Replayed};
 use memtune::reuse::{self as gpu_reuse, GpuAnalysis, GpuReuseError};
 use memtune_core::profile::{MemoryKind, Profile, Section};
+use memtune_core::reuse::hprda::{DEFAULT_BLOCKS, DEFAULT_SUB_TRACE, DEFAULT_THREADS_PER_BLOCK};
 use memtune_core::reuse::levels::{self, Prediction};
 use memtune_core::reuse::nextuse::MAX_REFERENCES;
-use memtune_core::reuse::{Analyzer, Histogram, Mode, ReuseError};
+use memtune_core::reuse::{Analyzer, Histogram, HpRdaConfig, Mode, ReuseError};
 use serde_json::{json, Value};
 
-/// How the histogram is computed: a CPU mode, or exact on these GPUs.
+/// How the histogram is computed: a CPU mode, exact on these GPUs, or HP-RDA on one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Method {
     Cpu(Mode),
     Gpu(Vec<usize>),
+    HpRdaGpu { config: HpRdaConfig, ordinal: usize },
 }
 
 impl Method {
@@ -23,8 +28,34 @@ impl Method {
         match self {
             Method::Cpu(m) => m.name(),
             Method::Gpu(_) => "exact-gpu",
+            Method::HpRdaGpu { .. } => "hp-rda-gpu",
         }
     }
+
+    /// HP-RDA's parameters, on the CPU or the GPU.
+    pub fn hp_rda(&self) -> Option<&HpRdaConfig> {
+        match self {
+            Method::Cpu(Mode::HpRda(c)) | Method::HpRdaGpu { config: c, .. } => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// HP-RDA's parameters from `--sub-trace`, `--threads-per-block`, `--blocks` and
+/// `--no-adjust` (the paper's defaults where not given); a launch past the bound is usage.
+pub fn hp_rda_config(args: &ReuseArgs) -> Result<HpRdaConfig, CliError> {
+    let config = HpRdaConfig {
+        sub_trace: args.sub_trace.map_or(DEFAULT_SUB_TRACE, |v| v as usize),
+        threads_per_block: args
+            .threads_per_block
+            .map_or(DEFAULT_THREADS_PER_BLOCK, |v| v as usize),
+        blocks: args.blocks.map_or(DEFAULT_BLOCKS, |v| v as usize),
+        adjust: !args.no_adjust,
+    };
+    config
+        .launch_len()
+        .map_err(|e| CliError::new(Exit::Usage, e.to_string()))?;
+    Ok(config)
 }
 
 /// The GPUs of `--gpus`: `all`, or ordinals separated by commas; without it, the GPU of
@@ -59,10 +90,18 @@ pub struct GpuEngine {
     ordinals: Vec<usize>,
 }
 
-/// An analyzer of either kind, fed batch by batch.
+/// Buffers a granularity's items for HP-RDA on one GPU.
+pub struct HpRdaEngine {
+    items: Vec<u64>,
+    config: HpRdaConfig,
+    ordinal: usize,
+}
+
+/// An analyzer of any kind, fed batch by batch.
 pub enum Engine {
     Cpu(Box<Analyzer>),
     Gpu(GpuEngine),
+    HpRdaGpu(HpRdaEngine),
 }
 
 impl Engine {
@@ -77,7 +116,20 @@ impl Engine {
                 g.items.extend_from_slice(items);
                 Ok(())
             }
+            Engine::HpRdaGpu(h) => {
+                let n = h.items.len() as u64 + items.len() as u64;
+                if n > gpu_hprda::MAX_REFERENCES {
+                    return Err(hp_rda_error(HpRdaGpuError::TooLong { references: n }));
+                }
+                h.items.extend_from_slice(items);
+                Ok(())
+            }
         }
+    }
+
+    /// Whether it runs on a GPU once the trace is read.
+    pub fn on_gpu(&self) -> bool {
+        !matches!(self, Engine::Cpu(_))
     }
 
     /// The histogram; on GPUs with what each did, and with `speedup` (several GPUs) the
@@ -93,7 +145,13 @@ impl Engine {
                     None
                 };
                 let histogram = all.histogram.clone();
-                Ok((histogram, Some(GpuReport { all, one })))
+                Ok((histogram, Some(GpuReport::Exact { all, one })))
+            }
+            Engine::HpRdaGpu(h) => {
+                let run =
+                    gpu_hprda::analyze(&h.items, h.config, h.ordinal).map_err(hp_rda_error)?;
+                let histogram = run.histogram.clone();
+                Ok((histogram, Some(GpuReport::HpRda(run))))
             }
         }
     }
@@ -110,6 +168,11 @@ pub fn engine(
             items: Vec::new(),
             ordinals: ordinals.clone(),
         }),
+        Method::HpRdaGpu { config, ordinal } => Engine::HpRdaGpu(HpRdaEngine {
+            items: Vec::new(),
+            config: *config,
+            ordinal: *ordinal,
+        }),
     })
 }
 
@@ -125,27 +188,62 @@ fn gpu_error(e: GpuReuseError) -> CliError {
     CliError::new(exit, format!("exact-gpu: {e}"))
 }
 
-/// What the GPUs did: the analysis on every GPU asked, and on the first alone.
-pub struct GpuReport {
-    pub all: GpuAnalysis,
-    pub one: Option<GpuAnalysis>,
+fn hp_rda_error(e: HpRdaGpuError) -> CliError {
+    let exit = match &e {
+        HpRdaGpuError::TooLong { .. } | HpRdaGpuError::Config(_) => Exit::Usage,
+        HpRdaGpuError::TooBig { .. } => Exit::InvalidProfile,
+        HpRdaGpuError::Gpu {
+            source: memtune::gpu::Error::Device(_),
+            ..
+        } => {
+            return CliError::new(
+                Exit::NoGpu,
+                format!(
+                    "hp-rda-gpu: {e}\n--mode hp-rda runs the same analysis on the CPU, with \
+                     the same histogram"
+                ),
+            )
+        }
+        HpRdaGpuError::Gpu { .. } | HpRdaGpuError::Lost { .. } => Exit::Internal,
+    };
+    CliError::new(exit, format!("hp-rda-gpu: {e}"))
+}
+
+/// What the GPUs did.
+pub enum GpuReport {
+    /// exact-gpu: the analysis on every GPU asked, and on the first alone.
+    Exact {
+        all: GpuAnalysis,
+        one: Option<GpuAnalysis>,
+    },
+    /// hp-rda-gpu, on one GPU.
+    HpRda(HpRdaGpu),
 }
 
 impl GpuReport {
     /// One GPU's seconds over all GPUs' seconds.
     pub fn speedup(&self) -> Option<f64> {
-        let one = self.one.as_ref()?;
-        (self.all.seconds > 0.0).then(|| one.seconds / self.all.seconds)
+        let GpuReport::Exact { all, one } = self else {
+            return None;
+        };
+        let one = one.as_ref()?;
+        (all.seconds > 0.0).then(|| one.seconds / all.seconds)
     }
 
     /// Whether the one-GPU histogram equals the all-GPU one (it must).
     pub fn agrees(&self) -> Option<bool> {
-        Some(self.one.as_ref()?.histogram == self.all.histogram)
+        let GpuReport::Exact { all, one } = self else {
+            return None;
+        };
+        Some(one.as_ref()?.histogram == all.histogram)
     }
 
     pub fn to_json(&self) -> Value {
-        let parts: Vec<Value> = self
-            .all
+        let (all, one) = match self {
+            GpuReport::Exact { all, one } => (all, one),
+            GpuReport::HpRda(h) => return hp_rda_json(h),
+        };
+        let parts: Vec<Value> = all
             .parts
             .iter()
             .map(|p| {
@@ -155,30 +253,34 @@ impl GpuReport {
             })
             .collect();
         json!({
-            "seconds": self.all.seconds,
-            "histogram_seconds": self.all.histogram_seconds,
+            "seconds": all.seconds,
+            "histogram_seconds": all.histogram_seconds,
             "parts": parts,
-            "one_gpu_seconds": self.one.as_ref().map(|o| o.seconds),
+            "one_gpu_seconds": one.as_ref().map(|o| o.seconds),
             "speedup": self.speedup(),
             "one_gpu_histogram_equal": self.agrees(),
         })
     }
 
     pub fn print(&self) {
+        let (all, one) = match self {
+            GpuReport::Exact { all, one } => (all, one),
+            GpuReport::HpRda(h) => return hp_rda_print(h),
+        };
         println!(
             "\nexact-gpu: {:.3} s on {} GPU(s), from the trace in memory to the distance counts merged (reading the trace, compiling the kernels and freeing the GPUs not counted); {:.3} s more to build the histogram on the CPU",
-            self.all.seconds,
-            self.all.parts.len(),
-            self.all.histogram_seconds
+            all.seconds,
+            all.parts.len(),
+            all.histogram_seconds
         );
-        for p in &self.all.parts {
+        for p in &all.parts {
             let [a, b, c] = p.phase_seconds;
             println!(
                 "  GPU {} {}: {} references, {:.3} s (upload and sort items {a:.3} s, of which upload {:.3} s, {} radix passes; resolve and sort next uses {b:.3} s; count {c:.3} s)",
                 p.ordinal, p.uuid, p.references, p.seconds, p.upload_seconds, p.radix_passes
             );
         }
-        if let (Some(one), Some(s), Some(same)) = (&self.one, self.speedup(), self.agrees()) {
+        if let (Some(one), Some(s), Some(same)) = (one, self.speedup(), self.agrees()) {
             println!(
                 "  one GPU alone: {:.3} s; speed-up {s:.2}x; histograms {}",
                 one.seconds,
@@ -186,6 +288,44 @@ impl GpuReport {
             );
         }
     }
+}
+
+fn hp_rda_json(h: &HpRdaGpu) -> Value {
+    json!({
+        "ordinal": h.ordinal,
+        "uuid": h.uuid,
+        "kept_references": h.kept,
+        "launches": h.launches,
+        "radix_passes": h.radix_passes,
+        "seconds": h.seconds,
+        "upload_seconds": h.upload_seconds,
+        "preprocess_seconds": h.preprocess_seconds,
+        "thread_seconds": h.thread_seconds,
+        "merge_seconds": h.merge_seconds,
+        "read_seconds": h.read_seconds,
+        "histogram_seconds": h.histogram_seconds,
+    })
+}
+
+fn hp_rda_print(h: &HpRdaGpu) {
+    println!(
+        "\nhp-rda-gpu: {:.3} s on GPU {} {}, from the trace in memory to the distance counts read back (reading the trace, compiling the kernels and freeing the GPU not counted); {:.3} s more to build the histogram on the CPU",
+        h.seconds,
+        h.ordinal,
+        h.uuid.as_deref().unwrap_or("(no GPU needed)"),
+        h.histogram_seconds
+    );
+    println!(
+        "  upload {:.3} s; preprocessing {:.3} s ({} references kept); {} launch(es): thread level {:.3} s, sort ({} radix passes) and merges {:.3} s; read back {:.3} s",
+        h.upload_seconds,
+        h.preprocess_seconds,
+        h.kept,
+        h.launches,
+        h.thread_seconds,
+        h.radix_passes,
+        h.merge_seconds,
+        h.read_seconds
+    );
 }
 
 /// `--gpu-replay`: the trace's addresses, kept for the replay after the analysis.
