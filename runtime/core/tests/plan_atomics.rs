@@ -73,6 +73,7 @@ fn flat_reads(atomics: &[(u64, f64)]) -> Profile {
         swept_up_to_bytes: 64 * GIB,
         base_latency_cycles: 280.0,
         curves: vec![],
+        notes: vec![],
     });
     let reads: Vec<(u64, f64)> = (0..=16).map(|i| (MIB << i, 50.0)).collect();
     p.random_access.device = Section::Measured(RandomAccessCurve {

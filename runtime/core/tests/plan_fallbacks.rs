@@ -36,6 +36,7 @@ fn no_levels(swept_up_to_bytes: u64) -> Section<TlbKind> {
         swept_up_to_bytes,
         base_latency_cycles: 280.0,
         curves: vec![],
+        notes: vec![],
     })
 }
 
@@ -131,6 +132,7 @@ fn no_boundary_in_the_range_is_not_scoped() {
         swept_up_to_bytes: 64 * GIB,
         base_latency_cycles: 280.0,
         curves: vec![],
+        notes: vec![],
     });
     let plan = sampling::plan(&p, &sampling_of(16 * GIB, MemoryKind::Device)).unwrap();
     assert_eq!(plan.passes, 1, "{plan:#?}");
@@ -208,6 +210,7 @@ fn grouping_needs_a_curve_to_weigh_passes() {
         swept_up_to_bytes: 16 * GIB,
         base_latency_cycles: 293.0,
         curves: vec![],
+        notes: vec![],
     });
     let plan = grouping::plan(&p, &grouping_of(8 * GIB)).unwrap();
     assert_eq!(plan.approach, Approach::Unscoped);

@@ -192,6 +192,7 @@ impl Gpu {
             swept_up_to_bytes: self.memory_bytes,
             base_latency_cycles: self.hit_cycles,
             curves: vec![],
+            notes: vec![],
         });
         p
     }

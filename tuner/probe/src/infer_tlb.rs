@@ -40,12 +40,19 @@
 //!    `infer_tlb_windows.rs`; memtune's own sweeps, which always repeat their first chase,
 //!    are read as above.
 //!
+//! 8. The profile reports a level only where its step is significant against the curves'
+//!    own noise and at least a set share of the base latency, pages growing from level to
+//!    level (`infer_tlb_gate.rs`); every level left out leaves a note in the profile.
+//!    Another tool's curves, without repeats to read the noise off, are not gated.
+//!
 //! This file reads the curves and places the finest level (steps 1 and 6); the chains are
-//! built in `infer_tlb_chains.rs` (steps 2 and 3), and a chain's page, entries and penalty
-//! are fitted in `infer_tlb_fit.rs` (steps 4 and 5).
+//! built in `infer_tlb_chains.rs` (steps 2 and 3), a chain's page, entries and penalty
+//! are fitted in `infer_tlb_fit.rs` (steps 4 and 5), and the levels reported are chosen in
+//! `infer_tlb_gate.rs` (step 8).
 
 use super::infer_tlb_chains::{boundary, build_chains, claims, ends_early, untangle};
 use super::infer_tlb_fit::{fit_level, FitLink};
+use super::infer_tlb_gate::{describe, gate, GateCurve};
 use super::infer_tlb_windows::{
     cuts, has_repeats, remeasured, thin, window_noise, windowed_points,
 };
@@ -90,9 +97,8 @@ pub fn infer_tlb_in(
 ) -> TlbKind {
     let analysis = analyse_in(&curves, windows);
     let levels = analysis
-        .levels
+        .reported
         .iter()
-        .filter(|f| f.reported(analysis.base_latency_cycles))
         .map(|f| TlbLevel {
             entries: f.entries,
             page_bytes: f.page_bytes,
@@ -112,6 +118,7 @@ pub fn infer_tlb_in(
         swept_up_to_bytes,
         base_latency_cycles: round2(analysis.base_latency_cycles),
         curves,
+        notes: analysis.notes,
     }
 }
 
@@ -127,6 +134,10 @@ pub(crate) struct Analysis {
     pub base_latency_cycles: f64,
     /// The last strides of step chains not (yet) confirmed as levels.
     pub unconfirmed_until: Vec<u64>,
+    /// The levels the profile reports (`infer_tlb_gate.rs`), by reach.
+    pub reported: Vec<FittedLevel>,
+    /// Why each other level is not reported.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +148,9 @@ pub(crate) struct FittedLevel {
     pub confidence: f64,
     /// The largest stride at which the level was seen.
     pub last_stride: u64,
+    /// Whether the fit read a set-associative level (its boundary stands still past the
+    /// page a while longer instead of growing with the stride at once).
+    pub set_associative: bool,
 }
 
 impl FittedLevel {
@@ -285,11 +299,54 @@ fn analyse_in(curves: &[ChaseCurve], windows: &[(u64, u64)]) -> Analysis {
         .collect();
     levels.extend(finest_level(&strides, &reported));
     levels.sort_by_key(|l| l.entries * l.page_bytes);
+    let (reported, notes) = report(&strides, &levels, base_latency_cycles);
     Analysis {
         levels,
         base_latency_cycles,
         unconfirmed_until,
+        reported,
+        notes,
     }
+}
+
+/// The levels the profile reports: clear enough and costing more than drift
+/// (`FittedLevel::reported`), then significant against the curves' own noise
+/// (`infer_tlb_gate.rs`); a note for each level left out.
+fn report(
+    strides: &[StrideSteps],
+    levels: &[FittedLevel],
+    base_latency_cycles: f64,
+) -> (Vec<FittedLevel>, Vec<String>) {
+    let (candidates, faint): (Vec<FittedLevel>, Vec<FittedLevel>) = levels
+        .iter()
+        .cloned()
+        .partition(|l| l.reported(base_latency_cycles));
+    let mut notes: Vec<String> = faint
+        .iter()
+        .map(|l| {
+            format!(
+                "{}: dropped, confidence under {MIN_CONFIDENCE} or penalty under {}% of the \
+                 base latency",
+                describe(l),
+                100.0 * MIN_RELATIVE_PENALTY
+            )
+        })
+        .collect();
+    // Another tool's curves (one sample a footprint, windows with gaps) keep the rules of
+    // `infer_tlb_windows.rs`: the gate's noise is read off memtune's repeats.
+    if strides.iter().any(|s| s.single) {
+        return (candidates, notes);
+    }
+    let curves: Vec<GateCurve<'_>> = strides
+        .iter()
+        .map(|s| GateCurve {
+            stride: s.stride,
+            points: &s.points,
+        })
+        .collect();
+    let (reported, gated) = gate(&curves, &candidates, base_latency_cycles);
+    notes.extend(gated);
+    (reported, notes)
 }
 
 /// A level whose page is at most the smallest stride swept: its boundary grows with the
@@ -391,5 +448,6 @@ fn finest_level(strides: &[StrideSteps], levels: &[&FittedLevel]) -> Option<Fitt
         penalty_cycles: penalty,
         confidence: clarity * pattern,
         last_stride,
+        set_associative: false,
     })
 }

@@ -154,6 +154,7 @@ pub(crate) fn fit_level(links: &[FitLink]) -> Option<FittedLevel> {
         penalty_cycles: penalty,
         confidence: (clarity * goodness * pattern).clamp(0.0, 1.0),
         last_stride: links.iter().map(|l| l.stride).max().unwrap_or(0),
+        set_associative,
     })
 }
 

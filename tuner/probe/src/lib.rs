@@ -20,6 +20,7 @@ mod infer_cache;
 mod infer_tlb;
 mod infer_tlb_chains;
 mod infer_tlb_fit;
+mod infer_tlb_gate;
 mod infer_tlb_windows;
 mod metered;
 mod options;

@@ -57,7 +57,7 @@ fn paper_gpus_reproduce_table_2_with_noise_for_ten_seeds() {
 fn gt200_recovers_its_levels() {
     let config = SimConfig::builtin("gt200").unwrap();
     assert_probe_matches(&quiet(config.clone()), &ProbeOptions::default(), "gt200");
-    for seed in 1..=3 {
+    for seed in 1..=10 {
         assert_probe_matches(
             &noisy(config.clone(), seed, 0.005),
             &ProbeOptions::default(),

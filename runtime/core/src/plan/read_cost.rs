@@ -211,6 +211,7 @@ mod tests {
             swept_up_to_bytes: 1 << 20,
             base_latency_cycles: 100.0,
             curves: vec![],
+            notes: vec![],
         };
         let c = ReadCost::from_tlb(&tlb, 2.0).unwrap();
         assert_eq!(c.seconds(100), 2.0);
