@@ -269,7 +269,10 @@ pub(crate) fn plan_with_hedge(
         reasons,
     };
     let fallbacks = Fallbacks {
-        hedge: decision.hedge.or_else(table_hedge),
+        // The recorded sweeps back the table hedge's 32 MiB scopes at these sizes over the
+        // fewest passes the model predicts to gain (2 copy passes of 128 MiB ran up to 1.05x
+        // off the best of a 256 MiB table where 8 of 32 MiB ran 1.00x).
+        hedge: table_hedge().or(decision.hedge),
         coarser: decision.coarser,
     };
     Ok((plan, fallbacks))
