@@ -294,11 +294,13 @@ fn take_grouping_hedge(plan: &mut GroupingPlan, h: Hedge<grouping::Scoped>, how:
     plan.approach = approach;
 }
 
-/// The plan before the reach bet, where that plan is sure by itself. The bet splits a
-/// scoped plan further for translation misses the probe's curve cannot see, so its gain is
-/// a bet on the kernel, and its extra passes cost a kernel with more work per key and pass
-/// than memtune's: on an H100, 74 passes of 14 MiB ran a 1 GiB pinned table 1.28x slower
-/// than 16 of 64 MiB with 256 mixing rounds a key, 1.02x with none.
+/// A split of fewer passes than the model's pick, where that split is sure by itself: the
+/// one of least regret between memtune's kernel and one doing
+/// [`hedge::KERNEL_WORK_PER_PASS`] more on each key in each pass ([`super::scoping`]). The
+/// model prices passes at memtune's own cost, and every extra pass costs a kernel with more
+/// work a key in full: on an H100 (`96c7ad29`) the model's 128 passes of 64 MiB ran an
+/// 8 GiB pinned table 1.03x off the best with memtune's kernel and 2.0x with 256 mixing
+/// rounds a key, where 16 passes of 512 MiB were the best of both.
 fn safer_coarser<C: Candidate>(
     profile: &Profile,
     memory: MemoryKind,
@@ -313,9 +315,9 @@ fn safer_coarser<C: Candidate>(
 
 fn coarser_reason<C>(c: &Coarser<C>, finer_passes: u32, name: String) -> String {
     format!(
-        "without timing, {name} instead: the reach bet's {finer_passes} passes gain only if translation misses the curve cannot see cost what the model says, and run {:.1}% slower than it were their scopes to gain nothing and keys to be skipped {}x as slowly as memtune's kernel (more with more work a key); the finer split is left to the autotuner",
+        "without timing, {name} instead: the model's {finer_passes} passes are priced at memtune's own cost a pass, and run {:.0}% slower than it for a kernel spending {:.0} ps more on each key in each pass; the finer split is left to the autotuner",
         100.0 * c.risk,
-        hedge::WORST_DRAW_FACTOR,
+        hedge::KERNEL_WORK_PER_PASS * 1e12,
     )
 }
 

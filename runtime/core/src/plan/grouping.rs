@@ -204,6 +204,8 @@ pub(crate) fn plan_with_hedge(
     // Were the scopes to gain nothing, with keys skipped slowly: the hedge's worst case.
     let flat = |_: u64| cost.seconds(table);
     let worst = |plan| time_at(&flat, plan, hedge::WORST_DRAW_FACTOR * skip);
+    // With the kernel's own work on every key in every pass.
+    let heavy = |plan| time_at(&plain, plan, skip + hedge::KERNEL_WORK_PER_PASS);
     let scoping = Scoping {
         translation: &translation,
         total: table,
@@ -212,6 +214,7 @@ pub(crate) fn plan_with_hedge(
         access: &plain,
         time: &time,
         worst: &worst,
+        heavy: Some(&heavy),
     };
     let decision = scoping.decide(&mut reasons, |m, reasons| {
         let ns = |t: f64| t * 1e9;

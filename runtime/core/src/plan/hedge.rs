@@ -16,6 +16,11 @@ use super::passes::MIN_GAIN;
 pub(crate) const WORST_DRAW_FACTOR: f64 = 4.0;
 /// The most a hedge may cost when its scopes gain nothing.
 pub(crate) const MAX_WORST_LOSS: f64 = 0.02;
+/// GPU-wide seconds a user's grouping kernel may spend on each key in each pass beyond
+/// memtune's (a hash of several rounds, a decode): every pass pays it for every key,
+/// however it scopes. memtune's bench kernel with 256 mixing rounds a key spent 25-30 ps
+/// (H100s `4cb44b00` and `96c7ad29`, `docs/calibration.md`).
+pub(crate) const KERNEL_WORK_PER_PASS: f64 = 30e-12;
 
 /// A scoped plan an untimed plan may take although the model's pick is a bet.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,16 +32,15 @@ pub(crate) struct Hedge<C> {
     pub worst_loss: f64,
 }
 
-/// The plan the TLB-reach bet replaced with a finer split, kept for untimed plans: the
-/// bet's extra passes are priced with memtune's own per-pass cost, and a kernel that
-/// spends more per key and pass (a hash, an index computation) pays them all.
+/// A split of fewer passes than the model's pick, for untimed plans: the pick is priced
+/// with memtune's own per-pass cost, and a kernel that spends more per key and pass (a
+/// hash, a decode) pays every extra pass in full.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Coarser<C> {
     pub choice: C,
     /// The model's predicted speedup of `choice` over one pass.
     pub speedup: f64,
-    /// How much slower the finer split runs than `choice` if its scopes gain nothing and
-    /// the kernel skips keys [`WORST_DRAW_FACTOR`]x as slowly as memtune's.
+    /// How much slower the model's pick runs than `choice` with the kernel's extra work.
     pub risk: f64,
 }
 
@@ -45,7 +49,7 @@ pub(crate) struct Coarser<C> {
 pub(crate) struct Fallbacks<C> {
     /// The small bet where the pick is a bet.
     pub hedge: Option<Hedge<C>>,
-    /// The split before the reach bet, where that bet was taken from a scoped plan.
+    /// Fewer passes, where a kernel with more work per pass would run them faster.
     pub coarser: Option<Coarser<C>>,
 }
 

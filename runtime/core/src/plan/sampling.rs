@@ -148,6 +148,7 @@ pub(crate) fn plan_with_hedge(
         access: &read,
         time: &time_of,
         worst: &worst,
+        heavy: None,
     };
     let decision = scoping.decide(&mut reasons, |m, reasons| {
         let (best, best_time) = m.best[0];

@@ -59,6 +59,11 @@ pub(crate) struct Scoping<'a, C> {
     /// A plan's time were its scopes to gain nothing and its draws or skips to cost
     /// [`hedge::WORST_DRAW_FACTOR`]x: the hedge's worst case.
     pub worst: &'a dyn Fn(Option<C>) -> f64,
+    /// A plan's predicted time were the kernel to spend more per item and pass than
+    /// memtune's (grouping: [`hedge::KERNEL_WORK_PER_PASS`] a key); `None` where passes
+    /// cost every kernel alike. Untimed plans take the split this prices cheapest where it
+    /// has fewer passes than the model's pick ([`Decision::coarser`]).
+    pub heavy: Option<&'a dyn Fn(Option<C>) -> f64>,
 }
 
 /// What the margin rule saw, for the planner's own reasons.
@@ -78,7 +83,8 @@ pub(crate) struct Decision<C> {
     /// The small bet an untimed plan may take instead of the chosen one, where that is
     /// scoped (one pass is never a bet).
     pub hedge: Option<Hedge<C>>,
-    /// The scoped plan the reach bet split further, and the bet's worst case against it.
+    /// The split of fewer passes than the chosen one that [`Scoping::heavy`] prices
+    /// cheapest, and how much slower the chosen one runs under that pricing.
     pub coarser: Option<Coarser<C>>,
 }
 
@@ -127,19 +133,45 @@ impl<C: Candidate> Scoping<'_, C> {
         };
         explain(&margin, reasons);
         let chosen = self.reach_bet(margin.chosen, &splits, reasons);
-        let coarser = match (margin.chosen, chosen) {
-            (Some(before), Some(after)) if before.split() != after.split() => Some(Coarser {
-                choice: before,
-                speedup: one_pass / time(access, Some(before)),
-                risk: (self.worst)(Some(after)) / (self.worst)(Some(before)) - 1.0,
-            }),
-            _ => None,
-        };
+        let coarser = self
+            .heavy
+            .zip(chosen)
+            .and_then(|(heavy, after)| self.robust(&splits, heavy, after, one_pass));
         Some(Decision {
             chosen,
             speedup: chosen.map_or(1.0, |c| one_pass / time(access, Some(c))),
             hedge: hedge.filter(|_| chosen.is_some()),
             coarser,
+        })
+    }
+
+    /// The split with the least regret over two kernels, memtune's (`time`) and one with
+    /// more work per pass (`heavy`): the least of its time over each kernel's best split,
+    /// whichever is worse. A [`Coarser`] plan where it has fewer passes than `chosen`.
+    fn robust(
+        &self,
+        splits: &[Split],
+        heavy: &dyn Fn(Option<C>) -> f64,
+        chosen: C,
+        one_pass: f64,
+    ) -> Option<Coarser<C>> {
+        let (time, access) = (self.time, self.access);
+        let priced: Vec<(C, f64, f64)> = splits
+            .iter()
+            .flat_map(|&s| C::APPROACHES.iter().map(move |a| a(s)))
+            .map(|c| (c, time(access, Some(c)), heavy(Some(c))))
+            .filter(|(_, t, h)| t.is_finite() && h.is_finite())
+            .collect();
+        let light_best = priced.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let heavy_best = priced.iter().map(|p| p.2).fold(f64::INFINITY, f64::min);
+        let regret = |p: &(C, f64, f64)| (p.1 / light_best).max(p.2 / heavy_best);
+        let best = priced
+            .iter()
+            .min_by(|a, b| regret(a).total_cmp(&regret(b)))?;
+        (best.0.split().passes < chosen.split().passes).then(|| Coarser {
+            choice: best.0,
+            speedup: one_pass / best.1,
+            risk: heavy(Some(chosen)) / best.2 - 1.0,
         })
     }
 
@@ -250,6 +282,7 @@ mod tests {
             access: &|_| 1.0,
             time: &time,
             worst: &|_| 1.0,
+            heavy: None,
         };
         scoping
             .decide(&mut vec![], |m, _| assert_eq!(m.best.len(), 2))
@@ -290,6 +323,7 @@ mod tests {
             access: &|_| 1.0,
             time: &time,
             worst: &|_| 1.0,
+            heavy: None,
         };
         let mut reasons = vec![];
         let d = scoping.decide(&mut reasons, |m, _| assert!(m.chosen.is_none()));
