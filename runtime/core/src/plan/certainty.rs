@@ -172,6 +172,7 @@ pub fn sampling_untimed(
     profile: &Profile,
     workload: &SamplingWorkload,
 ) -> Result<SamplingPlan, PlanError> {
+    // Sampling's passes cost every kernel alike (`Scoping::heavy` is `None`): no coarser.
     let (mut plan, fallbacks) = sampling::plan_with_hedge(profile, workload)?;
     let hedge = fallbacks.hedge;
     let split = (workload.region_bytes, plan.scope_bytes, plan.passes);
@@ -188,17 +189,6 @@ pub fn sampling_untimed(
         }
     } else if let (1, Some(h)) = (plan.passes, hedge) {
         take_sampling_hedge(&mut plan, h, "");
-    } else if let Some(c) = safer_coarser(
-        profile,
-        workload.memory,
-        workload.region_bytes,
-        fallbacks.coarser,
-    ) {
-        plan.reasons
-            .push(coarser_reason(&c, plan.passes, c.choice.name()));
-        plan.scope_bytes = c.choice.scope_bytes;
-        plan.passes = c.choice.passes;
-        plan.predicted_speedup = c.speedup;
     }
     Ok(plan)
 }

@@ -38,8 +38,6 @@ pub(crate) struct Hedge<C> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Coarser<C> {
     pub choice: C,
-    /// The model's predicted speedup of `choice` over one pass.
-    pub speedup: f64,
     /// How much slower the model's pick runs than `choice` with the kernel's extra work.
     pub risk: f64,
 }

@@ -136,7 +136,7 @@ impl<C: Candidate> Scoping<'_, C> {
         let coarser = self
             .heavy
             .zip(chosen)
-            .and_then(|(heavy, after)| self.robust(&splits, heavy, after, one_pass));
+            .and_then(|(heavy, after)| self.robust(&splits, heavy, after));
         Some(Decision {
             chosen,
             speedup: chosen.map_or(1.0, |c| one_pass / time(access, Some(c))),
@@ -153,7 +153,6 @@ impl<C: Candidate> Scoping<'_, C> {
         splits: &[Split],
         heavy: &dyn Fn(Option<C>) -> f64,
         chosen: C,
-        one_pass: f64,
     ) -> Option<Coarser<C>> {
         let (time, access) = (self.time, self.access);
         let priced: Vec<(C, f64, f64)> = splits
@@ -170,7 +169,6 @@ impl<C: Candidate> Scoping<'_, C> {
             .min_by(|a, b| regret(a).total_cmp(&regret(b)))?;
         (best.0.split().passes < chosen.split().passes).then(|| Coarser {
             choice: best.0,
-            speedup: one_pass / best.1,
             risk: heavy(Some(chosen)) / best.2 - 1.0,
         })
     }
