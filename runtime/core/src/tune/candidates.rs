@@ -450,8 +450,51 @@ impl Tunable for StencilWorkload {
             _ => [x, y, (z * 2).min(64)],
         };
         out.push(stencil(model.variant, clamp(other, self.dims), why));
-        out.retain(|p| p.block.iter().product::<u32>() <= 1024 && p.block[0] % 32 == 0);
+        out.retain(|p| self.launchable(p));
         out
+    }
+
+    const REFINES: usize = REFINEMENTS;
+
+    /// The fastest candidate's variant at half its threads, else at its threads in another
+    /// shape: a kernel of more work per cell (a 27-point stencil) can run fastest with 128
+    /// threads where memtune's own run fastest with 256.
+    fn refine(
+        &self,
+        _profile: &Profile,
+        timed: &[(&StencilPlan, Option<f64>)],
+    ) -> Option<StencilPlan> {
+        let (lead, _) = timed
+            .iter()
+            .filter_map(|(p, ms)| Some((*p, (*ms)?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+        let [x, y, z] = lead.block;
+        let half = if x >= 64 {
+            [x / 2, y, z]
+        } else if z > 1 {
+            [x, y, z / 2]
+        } else {
+            [x, (y / 2).max(1), z]
+        };
+        let reshaped = if x >= 64 {
+            [x / 2, y * 2, z]
+        } else {
+            [x * 2, (y / 2).max(1), z]
+        };
+        let why = "the fastest candidate's variant at another block";
+        [half, reshaped]
+            .into_iter()
+            .map(|b| stencil(lead.variant, clamp(b, self.dims), why))
+            .filter(|p| self.launchable(p))
+            .find(|p| timed.iter().all(|(t, _)| Self::label(t) != Self::label(p)))
+    }
+}
+
+impl StencilWorkload {
+    /// Whether a candidate's block is one CUDA can launch and the kernels take: at most
+    /// 1024 threads, whole warps along x.
+    fn launchable(&self, plan: &StencilPlan) -> bool {
+        plan.block.iter().product::<u32>() <= 1024 && plan.block[0] % 32 == 0
     }
 }
 

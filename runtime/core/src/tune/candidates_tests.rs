@@ -273,3 +273,30 @@ fn a_streaming_pick_of_two_warps_a_row_neighbours_its_one_warp_row() {
         "{one_warp:?}"
     );
 }
+#[test]
+fn a_stencil_refines_the_fastest_variant_at_half_its_threads() {
+    let work = StencilWorkload {
+        dims: [384, 256, 192],
+        dtype: crate::plan::Dtype::F32,
+        repeats: 1,
+    };
+    let plain = |block| StencilPlan {
+        variant: Variant::Plain,
+        block,
+        staging: false,
+        reasons: vec![],
+    };
+    let (a, b, c) = (plain([32, 4, 2]), plain([64, 4, 1]), plain([32, 4, 1]));
+    let profile = crate::default::builtin();
+    // 64x4x1 leads: its half, 32x4x1, is next.
+    let timed = [(&a, Some(1.1)), (&b, Some(1.0))];
+    let next = work.refine(&profile, &timed).expect("a refinement");
+    assert_eq!(next.block, [32, 4, 1]);
+    assert_eq!(next.variant, Variant::Plain);
+    // Its half already timed: the same threads in another shape.
+    let timed = [(&a, Some(1.1)), (&b, Some(1.0)), (&c, None)];
+    let next = work.refine(&profile, &timed).expect("a refinement");
+    assert_eq!(next.block, [32, 8, 1]);
+    // Nothing timed: nothing to refine.
+    assert_eq!(work.refine(&profile, &[(&a, None)]), None);
+}

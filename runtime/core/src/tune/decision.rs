@@ -281,6 +281,13 @@ fn candidate_is_valid(c: &CandidateResult, path: &str) -> Result<(), String> {
             s.runs_ms.len()
         ));
     }
+    if !s.rounds.is_empty() && s.rounds.len() != s.runs_ms.len() {
+        return Err(format!(
+            "{path}.stats.rounds: {} rounds for {} runs",
+            s.rounds.len(),
+            s.runs_ms.len()
+        ));
+    }
     for (j, &ms) in s.runs_ms.iter().enumerate() {
         time(&format!("{path}.stats.runs_ms[{j}]"), ms)?;
     }

@@ -24,8 +24,9 @@
 //!   cost 5 warm-ups and 2 runs of each before the budget applies: 15 launches.)
 //! - The fastest p20 wins (its fastest run up to three runs, then its second: a disturbance
 //!   only slows runs), unless a safer candidate is within the noise of it (gap under
-//!   1%, or under 2% with overlapping p20..p80; for the untuned kernel, also within the
-//!   wander its runs and the pick's show, up to 5%): then the safer one is kept, so that the
+//!   1%, or under 2% with overlapping p20..p80; the untuned kernel is kept unless the pick
+//!   ran over 2% faster paired round by round, or without paired rounds beyond the wander
+//!   its runs and the pick's show, up to 5%): then the safer one is kept, so that the
 //!   choice does not flip between runs and never trades the untuned kernel for noise.
 
 use serde::{Deserialize, Serialize};
@@ -63,6 +64,10 @@ pub struct Stats {
     pub warmup_ms: Option<f64>,
     /// Timed launches in order.
     pub runs_ms: Vec<f64>,
+    /// The round of each of `runs_ms` (0 for a launch before the rounds): runs of one
+    /// round went back to back, so their ratios are free of the drift between rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<u32>,
     /// Why the candidate was dropped: its launch's error, or the early stop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<String>,
@@ -83,6 +88,10 @@ impl Stats {
     }
     fn fastest_ms(&self) -> Option<f64> {
         self.runs_ms.iter().copied().reduce(f64::min)
+    }
+    fn record(&mut self, ms: f64, round: u32) {
+        self.runs_ms.push(ms);
+        self.rounds.push(round);
     }
     fn alive(&self) -> bool {
         self.dropped.is_none()
@@ -197,7 +206,7 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
                 .collect();
             for j in single {
                 if let Some(ms) = launch(&mut trials, j, &mut stats, &mut spent) {
-                    stats[j].runs_ms.push(ms);
+                    stats[j].record(ms, 0);
                 }
             }
             if let Some(why) = trials.ruled_out(i, &stats) {
@@ -231,7 +240,7 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
                 }
             }
             if let Some(ms) = launch(&mut trials, i, &mut stats, &mut spent) {
-                stats[i].runs_ms.push(ms);
+                stats[i].record(ms, round as u32);
             }
         }
         let Some(leader) = leader_median(&stats) else {
@@ -382,14 +391,21 @@ fn tie(fast: &Stats, safe: &Stats) -> bool {
 
 /// The most a wandering clock may take from the untuned kernel: see [`keeps_untuned`].
 const WANDER_CAP: f64 = 0.05;
+/// The gain over the untuned kernel, paired round by round, that trades it away: a kept
+/// untuned kernel then costs at most this, and a pick must be this much faster in every
+/// other round to lose to untuned as much.
+const PAIRED_GAIN: f64 = 0.02;
 
-/// Whether the untuned kernel `safe` stays against the faster `fast`: within [`tie`], or
-/// within the wander the session saw, the larger of the two's slowest-to-fastest run
-/// spreads (relative to their medians, at most [`WANDER_CAP`]). Zero-copy times wander
-/// 2-5% over seconds, so a smaller gap there is no gain to trade the untuned kernel for
-/// (an H100's 256 MiB zero-copy region: a pick 2.1% faster while tuning ran 2.6% slower
-/// than one pass in the bench's rounds).
+/// Whether the untuned kernel `safe` stays against the faster `fast`. Where the two ran
+/// in the same rounds, by their paired ratio: runs of one round went back to back, so
+/// drift over seconds (zero-copy times wander 2-5%) hits both alike; `safe` stays unless
+/// it is over [`PAIRED_GAIN`] slower. Otherwise within [`tie`], or within the wander the
+/// session saw, the larger of the two's slowest-to-fastest run spreads (relative to their
+/// medians, at most [`WANDER_CAP`]).
 fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
+    if let Some(gain) = paired_gain(fast, safe) {
+        return gain <= PAIRED_GAIN;
+    }
     let (Some(f), Some(s)) = (fast.p20_ms(), safe.p20_ms()) else {
         return false;
     };
@@ -402,6 +418,34 @@ fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
     };
     let wander = spread(fast, f).max(spread(safe, s)).min(WANDER_CAP);
     tie(fast, safe) || s - f <= wander * f
+}
+
+/// How much slower `safe` ran than `fast` in the rounds both ran in (`safe / fast - 1`,
+/// the lower median over those rounds, so that one disturbed run cannot decide), or
+/// `None` with fewer than two such rounds.
+fn paired_gain(fast: &Stats, safe: &Stats) -> Option<f64> {
+    let by_round = |s: &Stats| -> Vec<(u32, f64)> {
+        s.rounds
+            .iter()
+            .copied()
+            .zip(s.runs_ms.iter().copied())
+            .filter(|&(r, _)| r > 0)
+            .collect()
+    };
+    let fast_runs = by_round(fast);
+    let mut ratios: Vec<f64> = by_round(safe)
+        .into_iter()
+        .filter_map(|(r, s)| {
+            let (_, f) = fast_runs.iter().find(|(fr, _)| *fr == r)?;
+            (*f > 0.0).then(|| s / f - 1.0)
+        })
+        .filter(|g| g.is_finite())
+        .collect();
+    if ratios.len() < 2 {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    Some(ratios[(ratios.len() - 1) / 2])
 }
 
 fn choose(stats: &[Stats]) -> (usize, String, bool) {

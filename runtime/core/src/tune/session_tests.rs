@@ -356,3 +356,65 @@ fn the_untuned_kernel_stays_within_the_wander_its_runs_show() {
     });
     assert_eq!(out.chosen, 0, "{}", out.why);
 }
+
+#[test]
+fn a_gain_paired_round_by_round_trades_the_untuned_kernel_despite_drift() {
+    // Both drift together 4% from round to round; the pick is 5% faster in each round.
+    let mut calls = [0usize; 2];
+    let out = run(2, &Budget::default(), |i: usize| {
+        calls[i] += 1;
+        let drift = if calls[i] % 2 == 0 { 1.04 } else { 1.0 };
+        Ok(if i == 0 { 3.2 } else { 3.05 } * drift)
+    });
+    assert_eq!(out.chosen, 1, "{}", out.why);
+    assert!(
+        out.stats[0].rounds.iter().all(|&r| r >= 1),
+        "{:?}",
+        out.stats[0]
+    );
+    assert_eq!(out.stats[0].rounds.len(), out.stats[0].runs_ms.len());
+}
+
+#[test]
+fn a_paired_gain_under_two_percent_keeps_the_untuned_kernel() {
+    let out = run(2, &Budget::default(), |i: usize| {
+        Ok(if i == 0 { 3.05 } else { 3.0 })
+    });
+    assert_eq!(out.chosen, 0, "{}", out.why);
+}
+
+#[test]
+fn one_disturbed_round_does_not_make_a_paired_gain() {
+    // Untuned is disturbed 10% in one of its rounds; otherwise equal.
+    let mut k = 0;
+    let out = run(2, &Budget::default(), move |i: usize| {
+        if i > 0 {
+            return Ok(3.0);
+        }
+        k += 1;
+        Ok(if k == 2 { 3.3 } else { 3.0 })
+    });
+    assert_eq!(out.chosen, 0, "{}", out.why);
+}
+
+#[test]
+fn paired_gain_reads_only_shared_rounds() {
+    let fast = Stats {
+        runs_ms: vec![1.0, 1.0, 1.0],
+        rounds: vec![0, 2, 3],
+        ..Stats::default()
+    };
+    let safe = Stats {
+        runs_ms: vec![1.5, 1.1, 1.2],
+        rounds: vec![1, 2, 3],
+        ..Stats::default()
+    };
+    let g = paired_gain(&fast, &safe).expect("two shared rounds");
+    assert!((g - 0.1).abs() < 1e-9, "{g}");
+    let lone = Stats {
+        runs_ms: vec![1.0],
+        rounds: vec![2],
+        ..Stats::default()
+    };
+    assert_eq!(paired_gain(&lone, &safe), None);
+}
