@@ -122,10 +122,8 @@ fn scan(
     n: u32,
     base: u64,
 ) -> Result<CudaSlice<u64>, Error> {
-    let tiles = n.div_ceil(k::BLOCK);
-    let (n64, tiles64) = (u64::from(n), u64::from(tiles));
-    let mut sums = zeros::<u32>(stream, tiles as usize)?;
-    let mut offsets = zeros::<u64>(stream, tiles as usize + 1)?;
+    let n64 = u64::from(n);
+    let mut sums = buffer::<u32>(stream, u64::from(n.div_ceil(k::BLOCK)))?;
     let mut out = zeros::<u64>(stream, n as usize + 1)?;
     launch!(
         stream,
@@ -136,16 +134,7 @@ fn scan(
         &n64,
         &mut sums
     );
-    launch!(
-        stream,
-        &hp.scan_tiles,
-        one_block(),
-        "memtune_hprda_scan_tiles",
-        &sums,
-        &tiles64,
-        &base,
-        &mut offsets
-    );
+    let offsets = scan_tiles(stream, hp, &sums, n, base)?;
     launch!(
         stream,
         &hp.scan_apply,
@@ -157,6 +146,30 @@ fn scan(
         &mut out
     );
     Ok(out)
+}
+
+/// Exclusive prefix sums from `base` of the per-tile `sums` of `n` values (one tile a
+/// block of [`k::BLOCK`]), with the total as the entry after the last tile.
+fn scan_tiles(
+    stream: &Arc<CudaStream>,
+    hp: &Hp,
+    sums: &CudaSlice<u32>,
+    n: u32,
+    base: u64,
+) -> Result<CudaSlice<u64>, Error> {
+    let tiles64 = u64::from(n.div_ceil(k::BLOCK));
+    let mut offsets = buffer::<u64>(stream, tiles64 + 1)?;
+    launch!(
+        stream,
+        &hp.scan_tiles,
+        one_block(),
+        "memtune_hprda_scan_tiles",
+        sums,
+        &tiles64,
+        &base,
+        &mut offsets
+    );
+    Ok(offsets)
 }
 
 /// `len` values of `T` on the GPU, zeroed (one at least: a buffer no kernel reads).
@@ -204,9 +217,7 @@ fn preprocess(
 
     // The kept references' places, then the kept trace.
     let (n64, tiles) = (u64::from(n), n.div_ceil(k::BLOCK));
-    let tiles64 = u64::from(tiles);
-    let mut sums = buffer::<u32>(stream, tiles64)?;
-    let mut offsets = buffer::<u64>(stream, tiles64 + 1)?;
+    let mut sums = buffer::<u32>(stream, u64::from(tiles))?;
     launch!(
         stream,
         &hp.keep_sums,
@@ -216,16 +227,7 @@ fn preprocess(
         &n64,
         &mut sums
     );
-    launch!(
-        stream,
-        &hp.scan_tiles,
-        one_block(),
-        "memtune_hprda_scan_tiles",
-        &sums,
-        &tiles64,
-        &0u64,
-        &mut offsets
-    );
+    let offsets = scan_tiles(stream, hp, &sums, n, 0)?;
     let kept_len = read_one(stream, &offsets, tiles as usize)?;
     // Every entry is written by the compaction.
     let mut kept = uninit::<u64>(stream, kept_len)?;
