@@ -96,3 +96,31 @@ extern "C" __global__ void memtune_zero_copy_random_warp(const unsigned int* __r
     }
     memtune_warp_sum_add(acc, sum);
 }
+
+// L2 read: a device region small enough to stay in L2, read `repeats` times with __ldcg
+// (L2, not L1) by the whole grid; repeat r starts each thread r * 4099 vectors further
+// (wrapping), so no repeat reads the same addresses in the same order as the one before
+// and none can be folded into it. Gives the L2's read bandwidth once the warm-up has
+// brought the region in.
+//   data     device region, 16-byte aligned
+//   n_vec    region size in 16-byte vectors
+//   repeats  times the region is read
+//   sum      one u64, zeroed by the host; receives repeats x the sum of the region's words
+//            (mod 2^64)
+extern "C" __global__ void memtune_l2_read(const uint4* __restrict__ data,
+                                           unsigned long long n_vec,
+                                           unsigned int repeats,
+                                           unsigned long long* sum)
+{
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long acc = 0;
+    for (unsigned int r = 0; r < repeats; ++r) {
+        unsigned long long shift = ((unsigned long long)r * 4099ull) % n_vec;
+        for (unsigned long long i = first; i < n_vec; i += threads) {
+            unsigned long long j = i + shift;
+            acc += memtune_sum_vec(__ldcg(&data[j < n_vec ? j : j - n_vec]));
+        }
+    }
+    memtune_warp_sum_add(acc, sum);
+}

@@ -243,7 +243,8 @@ pub mod stencil {
 
 /// Zero-copy reads of mapped pinned host memory with seed 001's access patterns:
 /// grid-stride and block-stride (16-byte loads) and random-warp (one random 128-byte
-/// segment per warp per step). Each adds what it reads into one u64.
+/// segment per warp per step); and the L2 read of a device region that L2 holds. Each adds
+/// what it reads into one u64.
 pub mod zero_copy {
     use super::KernelSource;
 
@@ -253,6 +254,9 @@ pub mod zero_copy {
     pub const BLOCK_STRIDE: &str = "memtune_zero_copy_block_stride";
     /// `memtune_zero_copy_random_warp(data: *const u32, n_segments: u64, steps: u32, seed: u64, sum: *mut u64)`
     pub const RANDOM_WARP: &str = "memtune_zero_copy_random_warp";
+    /// `memtune_l2_read(data: *const uint4, n_vec: u64, repeats: u32, sum: *mut u64)`: a
+    /// device region held in L2, read `repeats` times (16-byte `__ldcg` loads).
+    pub const L2_READ: &str = "memtune_l2_read";
     /// Bytes one warp reads per random-warp step (32 lanes x 4 bytes).
     pub const SEGMENT_BYTES: u64 = 128;
     /// Bytes one thread reads per grid-/block-stride load.
@@ -261,7 +265,7 @@ pub mod zero_copy {
     pub const SOURCE: KernelSource = KernelSource {
         name: "zero_copy.cu",
         source: include_str!("../cuda/zero_copy.cu"),
-        entries: &[GRID_STRIDE, BLOCK_STRIDE, RANDOM_WARP],
+        entries: &[GRID_STRIDE, BLOCK_STRIDE, RANDOM_WARP, L2_READ],
     };
 
     /// The segments global warp `warp` of `memtune_zero_copy_random_warp` reads, in step

@@ -477,6 +477,22 @@ pub struct Bandwidth {
     pub device_to_host: f64,
     /// Zero-copy reads of pinned host memory, per access pattern (seed 001).
     pub zero_copy_read: BTreeMap<String, f64>,
+    /// Bytes read per second from a device region L2 holds (a quarter of the L2, read
+    /// over and over by the whole grid with 16-byte loads that skip L1); absent where not
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_read: Option<L2Read>,
+}
+
+/// How fast L2 serves reads, and how that was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct L2Read {
+    /// Bytes read per second.
+    pub bytes_per_second: f64,
+    /// The region read, bytes.
+    pub region_bytes: u64,
+    /// Times the region was read in one launch.
+    pub repeats: u32,
 }
 
 impl Profile {

@@ -87,6 +87,7 @@ fn flat_reads(atomics: &[(u64, f64)]) -> Profile {
         host_to_device: 50e9,
         device_to_host: 50e9,
         zero_copy_read: [("grid_stride".to_string(), 50e9)].into_iter().collect(),
+        l2_read: None,
     });
     p
 }

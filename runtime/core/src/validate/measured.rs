@@ -255,4 +255,11 @@ fn bandwidth(c: &mut Checker, path: &str, b: &Bandwidth) {
         c.name(&pp, pattern, false);
         c.positive(&pp, x, MAX_RATE);
     }
+    if let Some(l2) = &b.l2_read {
+        let lp = at(path, "l2_read");
+        c.positive(&at(&lp, "bytes_per_second"), l2.bytes_per_second, MAX_RATE);
+        if l2.region_bytes == 0 || l2.repeats == 0 {
+            c.fail(&lp, format!("{l2:?}: an empty region or no repeats"));
+        }
+    }
 }

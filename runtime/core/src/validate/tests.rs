@@ -16,6 +16,7 @@ fn an_unprobed_identity_may_not_claim_measurements() {
         host_to_device: 5e10,
         device_to_host: 5e10,
         zero_copy_read: Default::default(),
+        l2_read: None,
     });
     let err = validate(&p).unwrap_err();
     assert_eq!(err.violations[0].path, "device.sm_count");
@@ -92,4 +93,40 @@ fn typing_errors_are_located_inside_tagged_sections() {
     let (path, msg) = locate_type_error(&v).expect("located");
     assert_eq!(path, "tlb.pinned.levels[0].entries");
     assert!(msg.contains("missing field"), "{msg}");
+}
+
+#[test]
+fn an_l2_read_is_checked_and_round_trips() {
+    let text = include_str!(
+        "../../../../tests/fixtures/h100/GPU-4cb44b00-746e-ef0d-e563-1b303c5eaaff.json"
+    );
+    let mut p: crate::profile::Profile = serde_json::from_str(text).expect("a profile");
+    let Section::Measured(b) = &mut p.bandwidth else {
+        panic!("the fixture's bandwidth is measured");
+    };
+    assert_eq!(b.l2_read, None, "profiles without it still read");
+    b.l2_read = Some(crate::profile::L2Read {
+        bytes_per_second: 5e12,
+        region_bytes: 50 << 18,
+        repeats: 328,
+    });
+    validate(&p).expect("valid");
+    let back: crate::profile::Profile =
+        serde_json::from_str(&serde_json::to_string(&p).expect("serialize")).expect("parse");
+    assert_eq!(back.bandwidth, p.bandwidth);
+    for (bytes_per_second, repeats) in [(f64::NAN, 328), (5e12, 0)] {
+        let mut q = p.clone();
+        if let Section::Measured(b) = &mut q.bandwidth {
+            b.l2_read = Some(crate::profile::L2Read {
+                bytes_per_second,
+                region_bytes: 50 << 18,
+                repeats,
+            });
+        }
+        let err = validate(&q).unwrap_err();
+        assert!(
+            err.violations[0].path.starts_with("bandwidth.l2_read"),
+            "{err}"
+        );
+    }
 }

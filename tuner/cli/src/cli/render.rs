@@ -183,6 +183,9 @@ pub fn profile(p: &Profile) -> String {
         for (pattern, v) in &b.zero_copy_read {
             let _ = writeln!(s, "  zero-copy read, {pattern}: {}", gbs(*v));
         }
+        if let Some(l2) = &b.l2_read {
+            let _ = writeln!(s, "  L2 read: {}", crate::report::l2_read_text(l2));
+        }
     }
     s
 }

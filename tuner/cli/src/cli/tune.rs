@@ -69,8 +69,11 @@ pub(super) fn section_summary(p: &Profile) -> Vec<String> {
                 .iter()
                 .map(|(k, v)| format!("{k} {}", gbs(*v)))
                 .collect();
+            let l2 = b.l2_read.as_ref().map_or(String::new(), |l2| {
+                format!(", L2 reads {}", gbs(l2.bytes_per_second))
+            });
             format!(
-                "bandwidth: device copy {}, host-to-device {}, device-to-host {}, zero-copy reads {}",
+                "bandwidth: device copy {}, host-to-device {}, device-to-host {}, zero-copy reads {}{l2}",
                 gbs(b.device_to_device),
                 gbs(b.host_to_device),
                 gbs(b.device_to_host),

@@ -271,5 +271,18 @@ pub fn bandwidth_section(p: &Profile) -> String {
         .map(|(k, v)| (format!("zero-copy read, {k}"), bandwidth(*v)))
         .collect();
     rows.extend(zero.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    if let Some(l2) = &b.l2_read {
+        rows.push(("L2 read", l2_read_text(l2)));
+    }
     section("bandwidth", "Bandwidth", &facts(&rows))
+}
+
+/// `4.9 TB/s (12.50 MiB read 328 times, 16-byte loads that skip L1)`.
+pub(crate) fn l2_read_text(l2: &memtune_core::profile::L2Read) -> String {
+    format!(
+        "{} ({} read {} times, 16-byte loads that skip L1)",
+        bandwidth(l2.bytes_per_second),
+        memtune_core::size::format_bytes(l2.region_bytes),
+        l2.repeats
+    )
 }

@@ -14,7 +14,7 @@ use super::{cuda, GpuError};
 use crate::fault::{FaultOp, FaultSection, Faults};
 use cudarc::driver::{result, CudaStream, LaunchConfig, PushKernelArg};
 use memtune::gpu::{Buffer, Context};
-use memtune_core::profile::Bandwidth;
+use memtune_core::profile::{Bandwidth, L2Read};
 use memtune_core::{DeviceIdentity, MemoryKind};
 use memtune_kernels::{random_access::word_hash, zero_copy};
 use std::collections::BTreeMap;
@@ -156,6 +156,7 @@ pub fn measure(
     let grid_stride = gpu.function(&zero_copy::SOURCE, &[], zero_copy::GRID_STRIDE)?;
     let block_stride = gpu.function(&zero_copy::SOURCE, &[], zero_copy::BLOCK_STRIDE)?;
     let random_warp = gpu.function(&zero_copy::SOURCE, &[], zero_copy::RANDOM_WARP)?;
+    let l2_read = gpu.function(&zero_copy::SOURCE, &[], zero_copy::L2_READ)?;
 
     // Host data: word_hash of the index, with per-segment sums for the checks.
     faults.check(FaultOp::Alloc, FaultSection::Bandwidth)?;
@@ -273,6 +274,51 @@ pub fn measure(
         zero_copy_read.insert(key.to_string(), bytes as f64 / seconds);
     }
 
+    // L2 reads: the start of `src`, which holds the host pattern.
+    let l2 = match l2_region(identity.l2_bytes, sizes.pinned) {
+        Some((region, repeats)) => {
+            let words = &host_view[..region as usize];
+            let expected = words
+                .chunks_exact(4)
+                .map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+                .fold(0u64, u64::wrapping_add)
+                .wrapping_mul(u64::from(repeats));
+            let n_vec = region / zero_copy::VECTOR_BYTES;
+            let src_dptr = src.dptr();
+            let seconds = warm_median(|| {
+                stream
+                    .memset_zeros(&mut sum)
+                    .map_err(cuda("zeroing the sum"))?;
+                let t = time_once(&stream, || {
+                    let mut launch = stream.launch_builder(&l2_read);
+                    launch
+                        .arg(&src_dptr)
+                        .arg(&n_vec)
+                        .arg(&repeats)
+                        .arg(&mut sum);
+                    // SAFETY: reads n_vec 16-byte vectors of `src`, which holds more;
+                    // `sum` is one word.
+                    unsafe { launch.launch(cfg) }
+                        .map(|_| ())
+                        .map_err(cuda("launching the L2 read"))
+                })?;
+                let got = stream.clone_dtoh(&sum).map_err(cuda("reading the sum"))?[0];
+                if got != expected {
+                    return Err(GpuError::Check(format!(
+                        "L2 read summed {got}, the CPU reference {expected}"
+                    )));
+                }
+                Ok(t)
+            })?;
+            Some(L2Read {
+                bytes_per_second: (region * u64::from(repeats)) as f64 / seconds,
+                region_bytes: region,
+                repeats,
+            })
+        }
+        None => None,
+    };
+
     drop((host, back, src, dst));
     drop(gpu);
     Ok(Bandwidth {
@@ -280,6 +326,22 @@ pub fn measure(
         host_to_device: sizes.pinned as f64 / h2d,
         device_to_host: sizes.pinned as f64 / d2h,
         zero_copy_read,
+        l2_read: l2,
+    })
+}
+
+/// Bytes read per L2 measurement: enough for a launch of about a millisecond on a GPU
+/// whose L2 serves 4-8 TB/s.
+const L2_READ_BYTES: u64 = 4 << 30;
+
+/// The region the L2 read covers and how many times: a quarter of the L2 (well inside
+/// it, and inside the near partition of a chip with two), whole 512-byte warp steps, at
+/// most `limit` (the pattern's bytes); `None` without an L2 of at least 64 KiB.
+pub fn l2_region(l2_bytes: u64, limit: u64) -> Option<(u64, u32)> {
+    let region = (l2_bytes / 4).min(limit) / 512 * 512;
+    (region >= 16 << 10).then(|| {
+        let repeats = L2_READ_BYTES.div_ceil(region).clamp(1, 1 << 16) as u32;
+        (region, repeats)
     })
 }
 
@@ -296,6 +358,22 @@ fn host_bytes_mut(b: &mut Buffer) -> Result<&mut [u8], GpuError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_l2_read_covers_a_quarter_of_the_l2_in_whole_warp_steps() {
+        // An H100's 50 MiB L2: 12.5 MiB read 328 times (4 GiB).
+        let (region, repeats) = l2_region(50 << 20, 512 << 20).expect("an L2");
+        assert_eq!(region, 50 << 18);
+        assert_eq!(repeats, 328);
+        assert_eq!(region % 512, 0);
+        // Never past the pattern's bytes; no L2 (or a tiny one), no measurement.
+        assert_eq!(l2_region(1 << 30, 8 << 20).map(|r| r.0), Some(8 << 20));
+        assert_eq!(l2_region(0, 512 << 20), None);
+        assert_eq!(l2_region(32 << 10, 512 << 20), None);
+        // A 1.5 MiB L2 (K80): 384 KiB, repeats capped.
+        let (region, repeats) = l2_region(1536 << 10, 512 << 20).expect("an L2");
+        assert_eq!((region, repeats), (384 << 10, 10923));
+    }
 
     #[test]
     fn sizes_follow_the_brief() {
