@@ -239,7 +239,10 @@ impl<T> PerMemoryKind<T> {
 /// The TLB hierarchy of one memory kind, as inferred from pointer-chase curves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TlbKind {
-    /// Fastest level first. Empty when no miss was seen in the swept range.
+    /// Fastest level first. Empty when no miss was seen in the swept range, or when every
+    /// level seen was unstable (then in `unstable_levels`). These are the levels the
+    /// planners use: the probe keeps a level here only where a confirmation on a fresh
+    /// allocation found it again.
     pub levels: Vec<TlbLevel>,
     /// The largest footprint swept. With no levels, this reads "no TLB miss up to N bytes".
     pub swept_up_to_bytes: u64,
@@ -251,6 +254,31 @@ pub struct TlbKind {
     /// curves' noise, pages out of order), for a human to read beside the curves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Levels the sweep found whose step the probe's confirmation did not find again on a
+    /// fresh allocation (another reach, another page, or no step), fastest first, each with
+    /// a note saying what the confirmation saw; for a human to read, never for planners.
+    ///
+    /// They are kept apart from `levels` rather than flagged inside it so that every
+    /// reader of `levels`, an older build's included (which ignores this field), plans
+    /// with stable levels only; a profile without the field (older, or with every level
+    /// stable) has all its levels in `levels`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unstable_levels: Vec<TlbLevel>,
+}
+
+impl TlbKind {
+    /// Stable and unstable levels together, fastest (smallest reach) first, each with
+    /// whether it is stable: what a human is shown.
+    pub fn all_levels(&self) -> Vec<(&TlbLevel, bool)> {
+        let mut all: Vec<(&TlbLevel, bool)> = self
+            .levels
+            .iter()
+            .map(|l| (l, true))
+            .chain(self.unstable_levels.iter().map(|l| (l, false)))
+            .collect();
+        all.sort_by_key(|(l, _)| l.reach_bytes);
+        all
+    }
 }
 
 /// One TLB level.

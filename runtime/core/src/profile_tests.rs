@@ -85,3 +85,53 @@ fn tlb_notes_default_to_empty_and_are_left_out_when_empty() {
     assert_eq!(v["notes"][0], "16 x 16 MiB: dropped");
     assert_eq!(serde_json::from_value::<TlbKind>(v).unwrap(), tlb);
 }
+
+fn tlb_level(entries: u64, page_bytes: u64) -> TlbLevel {
+    TlbLevel {
+        entries,
+        page_bytes,
+        reach_bytes: entries * page_bytes,
+        miss_penalty_cycles: 100.0,
+        miss_penalty_ns: 50.0,
+        confidence: 0.9,
+        shared_by_sms: None,
+    }
+}
+
+#[test]
+fn tlb_unstable_levels_default_to_empty_and_are_left_out_when_empty() {
+    let old = serde_json::json!({
+        "status": "measured", "levels": [], "swept_up_to_bytes": 1024,
+        "base_latency_cycles": 300.0, "curves": []
+    });
+    let old: Section<TlbKind> = serde_json::from_value(old).unwrap();
+    let mut tlb = old.measured().unwrap().clone();
+    assert!(tlb.unstable_levels.is_empty());
+    let v = serde_json::to_value(&tlb).unwrap();
+    assert!(v.get("unstable_levels").is_none());
+    tlb.unstable_levels.push(tlb_level(4096, 4096));
+    let v = serde_json::to_value(&tlb).unwrap();
+    assert_eq!(v["unstable_levels"][0]["entries"], 4096);
+    assert_eq!(serde_json::from_value::<TlbKind>(v).unwrap(), tlb);
+}
+
+#[test]
+fn tlb_all_levels_merge_stable_and_unstable_by_reach() {
+    let tlb = TlbKind {
+        levels: vec![tlb_level(16, 2 << 20), tlb_level(2048, 2 << 20)],
+        swept_up_to_bytes: 1 << 34,
+        base_latency_cycles: 300.0,
+        curves: Vec::new(),
+        notes: Vec::new(),
+        unstable_levels: vec![tlb_level(4096, 4096)],
+    };
+    let all: Vec<(u64, bool)> = tlb
+        .all_levels()
+        .into_iter()
+        .map(|(l, stable)| (l.reach_bytes, stable))
+        .collect();
+    assert_eq!(
+        all,
+        vec![(16 << 20, false), (32 << 20, true), (4096 << 20, true)]
+    );
+}

@@ -74,6 +74,7 @@ fn flat_reads(atomics: &[(u64, f64)]) -> Profile {
         base_latency_cycles: 280.0,
         curves: vec![],
         notes: vec![],
+        unstable_levels: vec![],
     });
     let reads: Vec<(u64, f64)> = (0..=16).map(|i| (MIB << i, 50.0)).collect();
     p.random_access.device = Section::Measured(RandomAccessCurve {

@@ -37,6 +37,7 @@ fn no_levels(swept_up_to_bytes: u64) -> Section<TlbKind> {
         base_latency_cycles: 280.0,
         curves: vec![],
         notes: vec![],
+        unstable_levels: vec![],
     })
 }
 
@@ -133,6 +134,7 @@ fn no_boundary_in_the_range_is_not_scoped() {
         base_latency_cycles: 280.0,
         curves: vec![],
         notes: vec![],
+        unstable_levels: vec![],
     });
     let plan = sampling::plan(&p, &sampling_of(16 * GIB, MemoryKind::Device)).unwrap();
     assert_eq!(plan.passes, 1, "{plan:#?}");
@@ -211,6 +213,7 @@ fn grouping_needs_a_curve_to_weigh_passes() {
         base_latency_cycles: 293.0,
         curves: vec![],
         notes: vec![],
+        unstable_levels: vec![],
     });
     let plan = grouping::plan(&p, &grouping_of(8 * GIB)).unwrap();
     assert_eq!(plan.approach, Approach::Unscoped);

@@ -193,6 +193,7 @@ impl Gpu {
             base_latency_cycles: self.hit_cycles,
             curves: vec![],
             notes: vec![],
+            unstable_levels: vec![],
         });
         p
     }
@@ -232,4 +233,42 @@ fn k80_without_a_curve_still_scopes_from_the_miss_latencies() {
         .reasons
         .iter()
         .any(|r| r.contains("miss latencies") && r.contains("cargo tune")));
+}
+
+#[test]
+fn an_unstable_tlb_level_is_left_out_of_the_plan() {
+    // The K80's L3 (1032 x 2 MB) is what scopes 8 GB without a curve; marked unstable, it
+    // must weigh exactly as if the probe had not seen it.
+    let stable = K80.tlb_only();
+    let with_unstable_l3 = moved_to_unstable(&stable, 2, true);
+    let without_l3 = moved_to_unstable(&stable, 2, false);
+    let planned = |p: &Profile| {
+        let plan = seed000::sample(p, 8 * GIB);
+        (plan.passes, plan.scope_bytes)
+    };
+    assert_ne!(
+        planned(&stable),
+        planned(&without_l3),
+        "L3 must matter here"
+    );
+    assert_eq!(planned(&with_unstable_l3), planned(&without_l3));
+    let reasons = seed000::sample(&with_unstable_l3, 8 * GIB).reasons;
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("1 unstable level left out")),
+        "{reasons:#?}"
+    );
+}
+
+/// `p` with device TLB level `index` taken out of `levels`, kept as unstable or dropped.
+fn moved_to_unstable(p: &Profile, index: usize, keep: bool) -> Profile {
+    let mut p = p.clone();
+    if let Section::Measured(t) = &mut p.tlb.device {
+        let level = t.levels.remove(index);
+        if keep {
+            t.unstable_levels.push(level);
+        }
+    }
+    p
 }

@@ -181,7 +181,16 @@ const CHANGES: &str = r#"
 type Edit = fn(&mut Value);
 
 /// Changes a line of [`CHANGES`] cannot say.
-const EDITS: [(&str, Edit); 6] = [
+const EDITS: [(&str, Edit); 8] = [
+    ("tlb.pinned.unstable_levels[0].page_bytes", |v| {
+        let mut level = v["tlb"]["pinned"]["levels"][0].clone();
+        level["page_bytes"] = json!(3000);
+        v["tlb"]["pinned"]["unstable_levels"] = json!([level]);
+    }),
+    ("tlb.pinned.unstable_levels[1].reach_bytes", |v| {
+        let level = v["tlb"]["pinned"]["levels"][0].clone();
+        v["tlb"]["pinned"]["unstable_levels"] = json!([level.clone(), level]);
+    }),
     ("tlb.pinned.levels[1].reach_bytes", |v| {
         v["tlb"]["pinned"]["levels"]
             .as_array_mut()

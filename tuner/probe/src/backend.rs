@@ -64,6 +64,15 @@ pub trait MemorySystem {
         sm: u32,
         other_sm: u32,
     ) -> Result<f64, BackendError>;
+    /// Makes the chases of `kind` that follow run on a newly allocated buffer of at least
+    /// `bytes`, on other physical pages than the one before where the system can place it
+    /// so (the TLB confirmation re-measures levels there: mapped host pages translate as
+    /// each allocation lays them out). Returns whether a new buffer was allocated; systems
+    /// that keep no buffer between chases answer `false`.
+    fn fresh_allocation(&mut self, kind: MemoryKind, bytes: u64) -> Result<bool, BackendError> {
+        let _ = (kind, bytes);
+        Ok(false)
+    }
     /// Random-sampling throughput, in reads per second, over a region of `region_bytes` of
     /// `kind` (seed 000 section 2.1).
     fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError>;

@@ -119,6 +119,7 @@ pub fn infer_tlb_in(
         base_latency_cycles: round2(analysis.base_latency_cycles),
         curves,
         notes: analysis.notes,
+        unstable_levels: Vec::new(),
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! The sweeps talk to a [`MemorySystem`] (the real GPU, or [`sim::Simulator`]);
 //! inference only sees curves. [`probe_tlb`] runs the whole TLB probe: per memory kind, the
-//! chase sweep, the inference, optionally the sharing search, and the random-access curve.
+//! chase sweep, the inference, the confirmation of the levels found, optionally the sharing
+//! search, and the random-access curve.
 
 pub mod fault;
 pub mod gpu;
@@ -16,6 +17,8 @@ mod cache_sweep_level;
 mod cache_sweep_measure;
 mod caches;
 mod cancel;
+mod confirm;
+mod confirm_rule;
 mod infer_cache;
 mod infer_tlb;
 mod infer_tlb_chains;
@@ -46,9 +49,11 @@ use memtune_core::profile::{MemoryKind, PerMemoryKind, RandomAccessCurve, Sectio
 use metered::{Counters, Metered};
 use std::collections::BTreeMap;
 
-/// Share of a kind's progress taken by the chase sweep; sharing and random access split the
-/// rest.
+/// Share of a kind's progress taken by the chase sweep and the confirmation of its levels;
+/// sharing and random access split the rest.
 const SWEEP_SHARE: f64 = 0.8;
+/// Of `SWEEP_SHARE`, the confirmation's share.
+const CONFIRM_SHARE: f64 = 0.1;
 
 /// The outcome of [`probe_tlb`], per memory kind probed. A kind that failed keeps its error
 /// and did not stop the others.
@@ -177,8 +182,9 @@ pub fn probe_tlb(
     result
 }
 
-/// Sweep, inference and (optionally) sharing of one kind. `report(stage, fraction)` takes
-/// the fraction of this kind done.
+/// Sweep, inference, confirmation and (optionally) sharing of one kind. `report(stage,
+/// fraction)` takes the fraction of this kind done. A confirmation that fails (but for a
+/// cancel) leaves the levels as found, with a warning and a note.
 fn probe_kind_tlb(
     meter: &mut Metered<'_>,
     kind: MemoryKind,
@@ -187,10 +193,33 @@ fn probe_kind_tlb(
     warnings: &mut Vec<String>,
     report: &mut dyn FnMut(Stage, f64),
 ) -> Result<TlbKind, BackendError> {
+    let sweep_share = if options.confirm_tlb {
+        SWEEP_SHARE - CONFIRM_SHARE
+    } else {
+        SWEEP_SHARE
+    };
     let outcome = sweep_tlb(meter, kind, options, &mut |stride_bytes, f| {
-        report(Stage::TlbSweep { stride_bytes }, SWEEP_SHARE * f)
+        report(Stage::TlbSweep { stride_bytes }, sweep_share * f)
     })?;
     let mut tlb = infer_tlb(outcome.curves, outcome.swept_up_to_bytes, clock_mhz);
+    if options.confirm_tlb {
+        let mut on_window = |window: usize, windows: usize| {
+            report(
+                Stage::TlbConfirm { window, windows },
+                sweep_share + CONFIRM_SHARE * window as f64 / windows.max(1) as f64,
+            )
+        };
+        // On an error `confirm_levels` leaves `tlb` as it was.
+        match confirm::confirm_levels(meter, kind, options, &mut tlb, &mut on_window) {
+            Ok(()) => {}
+            Err(BackendError::Cancelled) => return Err(BackendError::Cancelled),
+            Err(e) => {
+                warnings.push(format!("{kind}: TLB levels not confirmed: {e}"));
+                tlb.notes
+                    .push(format!("levels not confirmed (kept as found): {e}"));
+            }
+        }
+    }
     if options.tlb_sharing {
         let bound = options
             .max_footprint_bytes

@@ -101,6 +101,11 @@ impl MemorySystem for Metered<'_> {
             .chase_pair(kind, stride_bytes, footprint_bytes, sm, other_sm)
     }
 
+    fn fresh_allocation(&mut self, kind: MemoryKind, bytes: u64) -> Result<bool, BackendError> {
+        self.go_on()?;
+        self.inner.fresh_allocation(kind, bytes)
+    }
+
     fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {
         self.go_on()?;
         let calls = &self.counters.random_access_calls;

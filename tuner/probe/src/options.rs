@@ -25,6 +25,10 @@ pub struct ProbeOptions {
     /// turns frugal: one sample per point, boundaries to 10%. At 1-2 µs per load on a GPU,
     /// the default is a few seconds per kind.
     pub load_budget_per_kind: u64,
+    /// Re-measure each TLB level found (on fresh allocations of pinned and managed memory)
+    /// and keep only those found again as stable (`confirm.rs`); the others go to
+    /// `TlbKind::unstable_levels`.
+    pub confirm_tlb: bool,
     /// Also find which SMs share each level (`TlbLevel::shared_by_sms`).
     pub tlb_sharing: bool,
     /// Also measure random-sampling throughput against region size.
@@ -43,6 +47,7 @@ impl Default for ProbeOptions {
             min_stride_bytes: 4096,
             max_loads_per_walk: 8192,
             load_budget_per_kind: 2_500_000,
+            confirm_tlb: true,
             tlb_sharing: false,
             random_access: true,
             cancel: Cancel::default(),

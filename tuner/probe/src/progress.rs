@@ -8,6 +8,8 @@ use memtune_core::profile::MemoryKind;
 pub enum Stage {
     /// Finished the chase curve of one stride.
     TlbSweep { stride_bytes: u64 },
+    /// Finished window `window` of `windows` re-measuring the levels found (`confirm.rs`).
+    TlbConfirm { window: usize, windows: usize },
     /// Finished the sharing search of one level (0: fastest).
     TlbSharing { level: usize },
     /// Finished one region of the random-access sweep.

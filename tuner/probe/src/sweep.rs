@@ -66,6 +66,9 @@ const SHORT_WALK: u64 = 256;
 const MIN_LOADS: u64 = 4;
 /// Bound on refinement rounds per stride (each round bisects every unresolved change).
 const MAX_ROUNDS: usize = 40;
+/// The coarse grid of a window around a level (`sweep_window`) grows by this ratio: three
+/// points an octave, as the sweep's dense grid has two.
+const WINDOW_GRID: f64 = 1.26;
 
 /// The curves of one kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,32 +89,8 @@ pub fn sweep_tlb(
     options: &ProbeOptions,
     on_stride: &mut dyn FnMut(u64, f64),
 ) -> Result<SweepOutcome, BackendError> {
-    let bound = options
-        .max_footprint_bytes
-        .unwrap_or(u64::MAX)
-        .min(system.max_footprint(kind));
     let min_stride = options.min_stride_bytes.max(1);
-    let mut sweeper = Sweeper {
-        system,
-        kind,
-        bound,
-        max_loads: options.max_loads_per_walk.max(MIN_LOADS),
-        max_repeats: if options.quick {
-            QUICK_MAX_REPEATS
-        } else {
-            MAX_REPEATS
-        },
-        fine_ratio: if options.quick {
-            QUICK_FINE_RATIO
-        } else {
-            FINE_RATIO
-        },
-        noise: Noise::sampled(NOISE_FLOOR),
-        scatter: 0.0,
-        pairs: Vec::new(),
-        spent: 0,
-        budget: options.load_budget_per_kind,
-    };
+    let mut sweeper = Sweeper::new(system, kind, options, Noise::sampled(NOISE_FLOOR));
     let margin = if options.quick {
         QUICK_PAGE_MARGIN
     } else {
@@ -164,6 +143,49 @@ pub fn sweep_tlb(
         swept_up_to_bytes,
         noise: sweeper.noise.sample,
     })
+}
+
+/// One curve at `stride` over footprints of `lo_loads..=hi_loads` loads (clamped to the
+/// bound and the longest walk): a geometric grid of [`WINDOW_GRID`] steps, then the sweep's
+/// own bisection and repeats until every change of level in it is placed as finely as the
+/// sweep places them. The noise starts at `noise`, and the repeats' scatter is renewed
+/// from `reference` (the sweep's curves) and the window's points, as the sweep does. For
+/// re-measuring a level found by [`sweep_tlb`] (`confirm.rs`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sweep_window(
+    system: &mut dyn MemorySystem,
+    kind: MemoryKind,
+    options: &ProbeOptions,
+    noise: Noise,
+    reference: &[ChaseCurve],
+    stride: u64,
+    lo_loads: u64,
+    hi_loads: u64,
+) -> Result<ChaseCurve, BackendError> {
+    let mut sweeper = Sweeper::new(system, kind, options, noise);
+    let stride = stride.max(1);
+    let hi = hi_loads.min(sweeper.max_loads).min(sweeper.bound / stride);
+    let lo = lo_loads.max(MIN_LOADS);
+    let mut curve = ChaseCurve {
+        stride_bytes: stride,
+        points: Vec::new(),
+    };
+    if hi <= lo {
+        return Ok(curve);
+    }
+    let mut grid: Vec<u64> = std::iter::successors(Some(lo as f64), |n| Some(n * WINDOW_GRID))
+        .map(|n| n.round() as u64)
+        .take_while(|&n| n < hi)
+        .collect();
+    grid.push(hi);
+    grid.dedup();
+    for n in grid {
+        if !sweeper.measure(&mut curve, n, sweeper.repeats(n))? {
+            break;
+        }
+    }
+    sweeper.refine(reference, &mut curve)?;
+    Ok(curve)
 }
 
 /// Whether the strides swept so far show every level that can show: strides have reached
@@ -225,7 +247,40 @@ struct Sweeper<'a> {
     budget: u64,
 }
 
-impl Sweeper<'_> {
+impl<'a> Sweeper<'a> {
+    fn new(
+        system: &'a mut dyn MemorySystem,
+        kind: MemoryKind,
+        options: &ProbeOptions,
+        noise: Noise,
+    ) -> Sweeper<'a> {
+        let bound = options
+            .max_footprint_bytes
+            .unwrap_or(u64::MAX)
+            .min(system.max_footprint(kind));
+        Sweeper {
+            system,
+            kind,
+            bound,
+            max_loads: options.max_loads_per_walk.max(MIN_LOADS),
+            max_repeats: if options.quick {
+                QUICK_MAX_REPEATS
+            } else {
+                MAX_REPEATS
+            },
+            fine_ratio: if options.quick {
+                QUICK_FINE_RATIO
+            } else {
+                FINE_RATIO
+            },
+            noise,
+            scatter: 0.0,
+            pairs: Vec::new(),
+            spent: 0,
+            budget: options.load_budget_per_kind,
+        }
+    }
+
     /// The coarse grid, then bisection around rises until every boundary is fine. The sample
     /// noise is renewed from all repeats so far before each round, and points are topped up
     /// to the repeats it asks for; the wiggle is renewed when the curve is done.
@@ -259,6 +314,17 @@ impl Sweeper<'_> {
                 break;
             }
         }
+        self.refine(done, curve)?;
+        let sampled = Noise::sampled(self.noise.sample);
+        let structure = detect(&points(curve, &sampled), Ramps::Short).structure();
+        self.pairs.extend(neighbour_pairs(curve, &structure));
+        self.noise.wiggle = wiggle(&self.pairs, self.noise.sample);
+        Ok(())
+    }
+
+    /// Rounds of bisection and repeats until every change of level of `curve` is fine; the
+    /// sample noise is renewed from the repeats of `done` and `curve` before each round.
+    fn refine(&mut self, done: &[ChaseCurve], curve: &mut ChaseCurve) -> Result<(), BackendError> {
         for _ in 0..MAX_ROUNDS {
             self.scatter = measured_scatter(done.iter().chain(std::iter::once(&*curve)));
             self.noise.sample = self.scatter.max(NOISE_FLOOR);
@@ -273,10 +339,6 @@ impl Sweeper<'_> {
                 self.measure(curve, n, more)?;
             }
         }
-        let sampled = Noise::sampled(self.noise.sample);
-        let structure = detect(&points(curve, &sampled), Ramps::Short).structure();
-        self.pairs.extend(neighbour_pairs(curve, &structure));
-        self.noise.wiggle = wiggle(&self.pairs, self.noise.sample);
         Ok(())
     }
 

@@ -129,6 +129,7 @@ fn no_boundary_in_range_is_not_scoped() {
                 ways: None,
                 shared_by_sms: 1,
                 walks_in_flight: Some(10.0),
+                allocation_spread: 0.0,
             }],
         },
     );

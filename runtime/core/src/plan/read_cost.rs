@@ -212,6 +212,7 @@ mod tests {
             base_latency_cycles: 100.0,
             curves: vec![],
             notes: vec![],
+            unstable_levels: vec![],
         };
         let c = ReadCost::from_tlb(&tlb, 2.0).unwrap();
         assert_eq!(c.seconds(100), 2.0);

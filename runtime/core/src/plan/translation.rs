@@ -55,7 +55,7 @@ impl<'a> Translation<'a> {
     /// One reason line: the levels and the curve of this kind, or why they are missing.
     pub(crate) fn summary(&self) -> String {
         let tlb = match self.tlb {
-            Some(t) if t.levels.is_empty() => {
+            Some(t) if t.levels.is_empty() && t.unstable_levels.is_empty() => {
                 format!("no TLB miss up to {}", bytes(t.swept_up_to_bytes))
             }
             Some(t) => {
@@ -65,7 +65,18 @@ impl<'a> Translation<'a> {
                     .enumerate()
                     .map(|(i, l)| format!("{} ({})", level_name(i), describe_level(l)))
                     .collect();
-                format!("TLB {}", levels.join(", "))
+                let stable = if levels.is_empty() {
+                    "no stable TLB level".to_string()
+                } else {
+                    format!("TLB {}", levels.join(", "))
+                };
+                match t.unstable_levels.len() {
+                    0 => stable,
+                    n => format!(
+                        "{stable} ({n} unstable level{} left out: not found again on a fresh allocation)",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                }
             }
             None => format!("TLB {}", self.tlb_section.status_line()),
         };

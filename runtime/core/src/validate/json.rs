@@ -146,6 +146,7 @@ fn per_kind(v: Option<&Value>, path: &str, each: fn(Option<&Value>, &str) -> Fou
 fn tlb(v: Option<&Value>, path: &str) -> Found {
     section::<TlbKind>(v, path, |v, p| {
         items::<TlbLevel>(v.get("levels"), &at(p, "levels"))?;
+        items::<TlbLevel>(v.get("unstable_levels"), &at(p, "unstable_levels"))?;
         nested::<ChaseCurve, ChasePoint>(v.get("curves"), &at(p, "curves"))
     })
 }

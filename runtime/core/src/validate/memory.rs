@@ -4,7 +4,9 @@ use super::{
     at, idx, Checker, MAX_BYTES, MAX_CURVES, MAX_DRAW_COST, MAX_LATENCY, MAX_PAGE_BYTES,
     MAX_POINTS, MAX_RATE, MAX_TLB_ENTRIES, MAX_TLB_LEVELS, MIN_PAGE_BYTES,
 };
-use crate::profile::{MemoryKind, Profile, RandomAccessCurve, RandomAccessPoint, TlbKind};
+use crate::profile::{
+    MemoryKind, Profile, RandomAccessCurve, RandomAccessPoint, TlbKind, TlbLevel,
+};
 
 pub(super) fn check(c: &mut Checker, p: &Profile) {
     for kind in MemoryKind::ALL {
@@ -23,15 +25,28 @@ fn tlb(c: &mut Checker, path: &str, t: &TlbKind, p: &Profile) {
         t.base_latency_cycles,
         MAX_LATENCY,
     );
-    let levels_path = at(path, "levels");
-    c.count(&levels_path, t.levels.len(), MAX_TLB_LEVELS);
+    // Stable and unstable levels obey the same rules, each list in its own order.
+    levels(c, &at(path, "levels"), &t.levels, swept, p);
+    levels(
+        c,
+        &at(path, "unstable_levels"),
+        &t.unstable_levels,
+        swept,
+        p,
+    );
+    curves(c, path, t);
+}
+
+/// The rules of one list of levels at `levels_path`, swept up to `swept` bytes.
+fn levels(c: &mut Checker, levels_path: &str, list: &[TlbLevel], swept: u64, p: &Profile) {
+    c.count(levels_path, list.len(), MAX_TLB_LEVELS);
     // A clock out of range is reported on its own; the penalties are not judged by it.
     let clock_khz = p.device.sm_clock_khz;
     let clock_ok =
         clock_khz == 0 || (super::MIN_CLOCK_KHZ..=super::MAX_CLOCK_KHZ).contains(&clock_khz);
     let mut previous_reach: Option<u64> = None;
-    for (i, l) in t.levels.iter().enumerate() {
-        let lp = idx(&levels_path, i);
+    for (i, l) in list.iter().enumerate() {
+        let lp = idx(levels_path, i);
         let f = |k: &str| at(&lp, k);
         let entries_ok = c.int_in(&f("entries"), l.entries, 1, MAX_TLB_ENTRIES);
         let page_ok = c.pow2_in(
@@ -95,6 +110,10 @@ fn tlb(c: &mut Checker, path: &str, t: &TlbKind, p: &Profile) {
             c.int_in(&f("shared_by_sms"), n.into(), 1, max.into());
         }
     }
+}
+
+/// The raw curves of a kind: strides, and points in footprint order.
+fn curves(c: &mut Checker, path: &str, t: &TlbKind) {
     let curves_path = at(path, "curves");
     if c.count(&curves_path, t.curves.len(), MAX_CURVES) {
         for (i, curve) in t.curves.iter().enumerate() {

@@ -97,6 +97,9 @@ fn describe(event: &ProgressEvent) -> String {
         Stage::TlbSweep { stride_bytes } => {
             format!("{kind}: TLB sweep, stride {}", bytes(stride_bytes))
         }
+        Stage::TlbConfirm { window, windows } => {
+            format!("{kind}: confirming TLB levels, {window}/{windows}")
+        }
         Stage::TlbSharing { level } => format!("{kind}: sharing of level {}", level + 1),
         Stage::RandomAccess { region_bytes } => {
             format!("{kind}: random access, {}", bytes(region_bytes))
@@ -221,24 +224,26 @@ pub fn apply(profile: &mut Profile, result: &PerKindResult) -> bool {
     })
 }
 
-/// One line per kind for the summary: levels or "no TLB miss up to N", or why not.
+/// One line per kind for the summary: levels (unstable ones marked) or "no TLB miss up to
+/// N", or why not.
 pub fn summary(profile: &Profile) -> Vec<String> {
     MemoryKind::ALL
         .iter()
         .map(|&k| match profile.tlb.get(k) {
-            Section::Measured(t) if t.levels.is_empty() => {
+            Section::Measured(t) if t.levels.is_empty() && t.unstable_levels.is_empty() => {
                 format!("{k}: no TLB miss up to {}", bytes(t.swept_up_to_bytes))
             }
             Section::Measured(t) => {
                 let levels: Vec<String> = t
-                    .levels
-                    .iter()
-                    .map(|l| {
+                    .all_levels()
+                    .into_iter()
+                    .map(|(l, stable)| {
                         format!(
-                            "{} x {} (+{:.0} cycles)",
+                            "{} x {} (+{:.0} cycles){}",
                             l.entries,
                             bytes(l.page_bytes),
-                            l.miss_penalty_cycles
+                            l.miss_penalty_cycles,
+                            if stable { "" } else { " unstable" }
                         )
                     })
                     .collect();

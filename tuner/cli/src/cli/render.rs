@@ -1,7 +1,7 @@
 //! Human-readable profile output.
 
 use memtune_core::human::{bandwidth, rate};
-use memtune_core::profile::{MemoryKind, Profile, Section};
+use memtune_core::profile::{MemoryKind, Profile, Section, TlbKind};
 use std::fmt::Write;
 
 /// A byte count in binary units, as everything memtune prints ([`memtune_core::human::bytes`]).
@@ -49,28 +49,7 @@ pub fn profile(p: &Profile) -> String {
     for kind in MemoryKind::ALL {
         let _ = writeln!(s, "TLB, {kind} memory: {}", p.tlb.get(kind).status_line());
         if let Section::Measured(t) = p.tlb.get(kind) {
-            if t.levels.is_empty() {
-                let _ = writeln!(s, "  no TLB miss up to {}", bytes(t.swept_up_to_bytes));
-            } else {
-                let _ = writeln!(
-                    s,
-                    "  {:<6} {:>8} {:>10} {:>10} {:>12} {:>10} {:>6}",
-                    "level", "entries", "page", "reach", "miss cycles", "miss ns", "conf"
-                );
-                for (i, l) in t.levels.iter().enumerate() {
-                    let _ = writeln!(
-                        s,
-                        "  L{:<5} {:>8} {:>10} {:>10} {:>12.0} {:>10.1} {:>6.2}",
-                        i + 1,
-                        l.entries,
-                        bytes(l.page_bytes),
-                        bytes(l.reach_bytes),
-                        l.miss_penalty_cycles,
-                        l.miss_penalty_ns,
-                        l.confidence
-                    );
-                }
-            }
+            tlb_levels(&mut s, t);
         }
         let _ = writeln!(
             s,
@@ -206,9 +185,86 @@ fn throughput_range(points: &[memtune_core::profile::RandomAccessPoint]) -> Opti
     ))
 }
 
+/// A kind's TLB levels, stable and unstable by reach; an unstable level (one the probe's
+/// confirmation did not find again on a fresh allocation) is marked, with the note that
+/// planners leave it out.
+fn tlb_levels(s: &mut String, t: &TlbKind) {
+    let all = t.all_levels();
+    if all.is_empty() {
+        let _ = writeln!(s, "  no TLB miss up to {}", bytes(t.swept_up_to_bytes));
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "  {:<6} {:>8} {:>10} {:>10} {:>12} {:>10} {:>6}",
+        "level", "entries", "page", "reach", "miss cycles", "miss ns", "conf"
+    );
+    for (i, (l, stable)) in all.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  L{:<5} {:>8} {:>10} {:>10} {:>12.0} {:>10.1} {:>6.2}{}",
+            i + 1,
+            l.entries,
+            bytes(l.page_bytes),
+            bytes(l.reach_bytes),
+            l.miss_penalty_cycles,
+            l.miss_penalty_ns,
+            l.confidence,
+            if *stable { "" } else { "  UNSTABLE" }
+        );
+    }
+    if !t.unstable_levels.is_empty() {
+        let _ = writeln!(
+            s,
+            "  UNSTABLE: not found again on a fresh allocation; planners leave it out"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unstable_levels_are_listed_by_reach_and_marked() {
+        let level = |entries: u64, page_bytes: u64| memtune_core::profile::TlbLevel {
+            entries,
+            page_bytes,
+            reach_bytes: entries * page_bytes,
+            miss_penalty_cycles: 100.0,
+            miss_penalty_ns: 50.0,
+            confidence: 0.9,
+            shared_by_sms: None,
+        };
+        let t = TlbKind {
+            levels: vec![level(64, 2 << 20)],
+            swept_up_to_bytes: 1 << 33,
+            base_latency_cycles: 2000.0,
+            curves: Vec::new(),
+            notes: Vec::new(),
+            unstable_levels: vec![level(4096, 4096)],
+        };
+        let mut s = String::new();
+        tlb_levels(&mut s, &t);
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[1].contains("L1") && lines[1].contains("4096"), "{s}");
+        assert!(lines[1].ends_with("UNSTABLE"), "{s}");
+        assert!(
+            lines[2].contains("L2") && !lines[2].contains("UNSTABLE"),
+            "{s}"
+        );
+        assert!(lines[3].contains("planners leave it out"), "{s}");
+        // Without unstable levels nothing is marked.
+        let mut stable = String::new();
+        tlb_levels(
+            &mut stable,
+            &TlbKind {
+                unstable_levels: Vec::new(),
+                ..t
+            },
+        );
+        assert!(!stable.contains("UNSTABLE"), "{stable}");
+    }
 
     #[test]
     fn byte_units() {

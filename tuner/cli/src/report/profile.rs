@@ -79,12 +79,16 @@ pub fn tlb(p: &Profile) -> String {
             }
         };
         let rows: Vec<Vec<String>> = t
-            .levels
-            .iter()
+            .all_levels()
+            .into_iter()
             .enumerate()
-            .map(|(i, l)| {
+            .map(|(i, (l, stable))| {
                 vec![
-                    format!("L{}", i + 1),
+                    if stable {
+                        format!("L{}", i + 1)
+                    } else {
+                        format!("L{} (unstable: not planned with)", i + 1)
+                    },
                     num(l.entries),
                     bytes(l.page_bytes),
                     bytes(l.reach_bytes),

@@ -255,7 +255,8 @@ impl Gpu {
         self.limits[kind_index(kind)]
     }
 
-    /// The buffer for `kind`, allocated at the kind's limit on first use.
+    /// The buffer for `kind`, allocated at the kind's limit on first use (and again where
+    /// the one held, a fresh one of [`Gpu::fresh_buffer`], is too small).
     fn buffer(&mut self, kind: MemoryKind, bytes: u64) -> Result<u64, GpuError> {
         let limit = self.max_footprint(kind);
         if bytes > limit {
@@ -263,7 +264,10 @@ impl Gpu {
                 "{bytes} bytes of {kind} memory asked for, over the probe's limit of {limit}"
             )));
         }
-        let current = self.buffer.as_ref().map(|b| b.kind() == kind);
+        let current = self
+            .buffer
+            .as_ref()
+            .map(|b| b.kind() == kind && b.len_bytes() as u64 >= bytes);
         if current != Some(true) {
             self.buffer = None; // free the previous kind's memory first
             self.filled_words = 0;
@@ -271,6 +275,29 @@ impl Gpu {
             self.buffer = Some(b);
         }
         Ok(self.buffer.as_ref().map_or(0, |b| b.dptr()))
+    }
+
+    /// Replaces the buffer held by a new one of `bytes` (2 MiB multiples, at most the
+    /// kind's limit) of `kind`. Pinned memory is allocated while the old buffer is still
+    /// held, so that the new one gets other host pages; if that fails (memory is short),
+    /// and for device and managed memory (whose old buffer may take most of the GPU), the
+    /// old one is freed first.
+    pub fn fresh_buffer(&mut self, kind: MemoryKind, bytes: u64) -> Result<(), GpuError> {
+        let limit = self.max_footprint(kind);
+        let size = bytes.div_ceil(MIB2).saturating_mul(MIB2).min(limit).max(1);
+        self.fault(FaultOp::Alloc, FaultSection::Tlb(kind))?;
+        let beside = match kind {
+            MemoryKind::Pinned => Buffer::allocate(kind, size as usize).ok(),
+            MemoryKind::Device | MemoryKind::Managed => None,
+        };
+        self.buffer = None;
+        self.filled_words = 0;
+        let fresh = match beside {
+            Some(b) => b,
+            None => Buffer::allocate(kind, size as usize)?,
+        };
+        self.buffer = Some(fresh);
+        Ok(())
     }
 
     /// Frees the memory held for probing.

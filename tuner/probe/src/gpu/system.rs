@@ -60,6 +60,12 @@ impl MemorySystem for Gpu {
         Gpu::chase_pair(self, kind, stride, footprint, sm, other_sm).map_err(|e| backend(kind, e))
     }
 
+    fn fresh_allocation(&mut self, kind: MemoryKind, bytes: u64) -> Result<bool, BackendError> {
+        Gpu::fresh_buffer(self, kind, bytes)
+            .map(|()| true)
+            .map_err(|e| backend(kind, e))
+    }
+
     fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
         Gpu::random_access(self, kind, region).map_err(|e| backend(kind, e))
     }

@@ -40,6 +40,8 @@ pub const MIN_PAGE_BYTES: u64 = validate::MIN_PAGE_BYTES;
 pub const MAX_PAGE_BYTES: u64 = validate::MAX_PAGE_BYTES;
 /// `walks_in_flight`: at least one walk, at most a billion.
 pub const WALKS_IN_FLIGHT: (f64, f64) = (1.0, 1e9);
+/// `allocation_spread`: none, up to half the entries either way.
+pub const ALLOCATION_SPREAD: (f64, f64) = (0.0, 0.5);
 /// Levels of `caches` and of `constant_caches`, each.
 pub const MAX_CACHE_LEVELS: usize = 8;
 /// A cache level's size (16 GiB).
@@ -100,6 +102,9 @@ const SWEEP_REPEATS: f64 = 3.0;
 const TLB_CHASES_PER_STRIDE: f64 = 100.0;
 /// The sharing search adds at most about this share of chase pairs.
 const SHARING_FACTOR: f64 = 1.5;
+/// Chases the confirmation (`confirm.rs`) spends on one level, at most about: two passes of
+/// a window's grid, bisection and repeats (a noisy simulation repeats short chains).
+const CONFIRM_CHASES_PER_LEVEL: f64 = 400.0;
 
 /// What a probe of a configuration would cost the simulator, estimated before it runs;
 /// generous, so that the probe stays below it.
@@ -196,7 +201,8 @@ impl SimConfig {
     }
 
     /// Per kind probed: strides (powers of two from the first stride to the sweep's end) x
-    /// chases per stride x loads per chase x the levels each load may pass.
+    /// chases per stride, plus the confirmation's chases per level, x loads per chase x the
+    /// levels each load may pass.
     fn tlb_steps(&self, options: &ProbeOptions) -> f64 {
         let loads = options.max_loads_per_walk.max(4) as f64;
         let walk = loads + loads.min(TIMED_LOADS_CAP as f64);
@@ -218,7 +224,15 @@ impl SimConfig {
                 let first = options.min_stride_bytes.max(1) as f64;
                 let strides = (last / first).log2().max(0.0) + 1.0;
                 let levels = kind.tlb.len() as f64 + 1.0;
-                strides * TLB_CHASES_PER_STRIDE * walk * levels * sharing * TLB_STEP_WEIGHT as f64
+                let confirm = if options.confirm_tlb {
+                    CONFIRM_CHASES_PER_LEVEL * kind.tlb.len() as f64
+                } else {
+                    0.0
+                };
+                (strides * TLB_CHASES_PER_STRIDE * sharing + confirm)
+                    * walk
+                    * levels
+                    * TLB_STEP_WEIGHT as f64
             })
             .sum()
     }

@@ -2,6 +2,7 @@
 //! [`MemorySystem`](crate::MemorySystem) whose TLBs, latencies and noise come from a
 //! [`SimConfig`], so the probe's sweeps and inference run on any machine.
 
+mod allocation;
 mod cache;
 mod config;
 mod limits;

@@ -233,6 +233,7 @@ mod tests {
             ways,
             shared_by_sms: 1,
             walks_in_flight: None,
+            allocation_spread: 0.0,
         }
     }
 

@@ -9,9 +9,9 @@ use super::config::{
     DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
 };
 use super::limits::{
-    CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS, MAX_CHASE_ELEMENTS, MAX_CYCLES,
-    MAX_ENTRIES, MAX_LINE_BYTES, MAX_MEMORY_BYTES, MAX_PAGE_BYTES, MAX_SETS, MAX_SM_COUNT,
-    MAX_TLB_LEVELS, MIN_LINE_BYTES, MIN_PAGE_BYTES, WALKS_IN_FLIGHT,
+    ALLOCATION_SPREAD, CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS,
+    MAX_CHASE_ELEMENTS, MAX_CYCLES, MAX_ENTRIES, MAX_LINE_BYTES, MAX_MEMORY_BYTES, MAX_PAGE_BYTES,
+    MAX_SETS, MAX_SM_COUNT, MAX_TLB_LEVELS, MIN_LINE_BYTES, MIN_PAGE_BYTES, WALKS_IN_FLIGHT,
 };
 use super::parse_fields::shown;
 use memtune_core::profile::MemoryKind;
@@ -448,6 +448,21 @@ impl Parser<'_> {
                 "give how many misses of this level the whole GPU serves at once, e.g. 273, or leave it out for no limit",
             )?),
         };
+        let spread_fix = "give how far the level's entries move between allocations, as a share either way, e.g. 0.2, or 0 for none";
+        let allocation_spread = match obj.get("allocation_spread") {
+            None | Some(Value::Null) => 0.0,
+            Some(_) => {
+                let spread_key = self.key(obj, path, "allocation_spread");
+                let spread = spread_key.number_at_least_zero(spread_fix)?;
+                if spread > ALLOCATION_SPREAD.1 {
+                    return Err(spread_key.invalid(
+                        &format!("is {spread}, above {}", ALLOCATION_SPREAD.1),
+                        spread_fix,
+                    ));
+                }
+                spread
+            }
+        };
         Ok(TlbLevelConfig {
             entries,
             page_bytes,
@@ -455,6 +470,7 @@ impl Parser<'_> {
             ways,
             shared_by_sms,
             walks_in_flight,
+            allocation_spread,
         })
     }
 

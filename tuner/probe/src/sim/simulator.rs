@@ -1,5 +1,6 @@
 //! The simulated GPU: a [`MemorySystem`] answering from [`SimConfig`] through the cost models.
 
+use super::allocation::allocated;
 use super::cache::{chase_cycles as cache_chase_cycles, CacheGeometry};
 use super::config::SimConfig;
 use super::limits::{MAX_TLB_CHASE_LOADS, TLB_STEP_WEIGHT, WORK_BUDGET_STEPS};
@@ -33,6 +34,8 @@ pub struct SimStats {
 pub struct Simulator {
     config: SimConfig,
     models: BTreeMap<MemoryKind, KindModel>,
+    /// Allocations made of each kind after the first (`fresh_allocation`).
+    allocations: BTreeMap<MemoryKind, u64>,
     noise: Noise,
     stats: SimStats,
     work_budget: u64,
@@ -46,12 +49,16 @@ impl Simulator {
         let models = config
             .memory_kinds
             .iter()
-            .map(|(&kind, k)| (kind, KindModel::new(config.l2_hit_cycles, k)))
+            .map(|(&kind, k)| {
+                let first = allocated(k, kind, config.noise.seed, 0);
+                (kind, KindModel::new(config.l2_hit_cycles, &first))
+            })
             .collect();
         let noise = Noise::new(config.noise);
         Simulator {
             config,
             models,
+            allocations: BTreeMap::new(),
             noise,
             stats: SimStats::default(),
             work_budget: WORK_BUDGET_STEPS,
@@ -141,6 +148,11 @@ impl Simulator {
 
     pub fn stats(&self) -> SimStats {
         self.stats
+    }
+
+    /// Allocations of `kind` made after the first (by [`MemorySystem::fresh_allocation`]).
+    pub fn fresh_allocations(&self, kind: MemoryKind) -> u64 {
+        self.allocations.get(&kind).copied().unwrap_or(0)
     }
 
     fn model(&self, kind: MemoryKind) -> Result<&KindModel, BackendError> {
@@ -334,6 +346,25 @@ impl MemorySystem for Simulator {
             .collect();
         let cycles = self.chase_cycles(kind, stride_bytes, footprint_bytes, Some(shared))?;
         Ok(self.noise.apply(cycles))
+    }
+
+    /// The next allocation of `kind`: its levels' entries move as their
+    /// `allocation_spread` says (`allocation.rs`).
+    fn fresh_allocation(&mut self, kind: MemoryKind, bytes: u64) -> Result<bool, BackendError> {
+        self.model(kind)?;
+        self.check_footprint(kind, bytes)?;
+        self.faults.check(FaultOp::Alloc, FaultSection::Tlb(kind))?;
+        let count = self.allocations.entry(kind).or_insert(0);
+        *count += 1;
+        let next = allocated(
+            &self.config.memory_kinds[&kind],
+            kind,
+            self.config.noise.seed,
+            *count,
+        );
+        self.models
+            .insert(kind, KindModel::new(self.config.l2_hit_cycles, &next));
+        Ok(true)
     }
 
     fn random_access(&mut self, kind: MemoryKind, region_bytes: u64) -> Result<f64, BackendError> {

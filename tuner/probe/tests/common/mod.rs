@@ -150,6 +150,14 @@ pub trait Hooks {
     ) -> Result<Option<f64>, BackendError> {
         sim.random_atomic(kind, region)
     }
+    fn fresh_allocation(
+        &mut self,
+        sim: &mut Simulator,
+        kind: MemoryKind,
+        bytes: u64,
+    ) -> Result<bool, BackendError> {
+        sim.fresh_allocation(kind, bytes)
+    }
     fn cache_chase(
         &mut self,
         sim: &mut Simulator,
@@ -214,6 +222,10 @@ impl<H: Hooks> MemorySystem for Hooked<H> {
     ) -> Result<f64, BackendError> {
         self.hooks.admit(kind, footprint)?;
         self.sim.chase_pair(kind, stride, footprint, sm, other)
+    }
+    fn fresh_allocation(&mut self, kind: MemoryKind, bytes: u64) -> Result<bool, BackendError> {
+        self.hooks.admit(kind, bytes)?;
+        self.hooks.fresh_allocation(&mut self.sim, kind, bytes)
     }
     fn random_access(&mut self, kind: MemoryKind, region: u64) -> Result<f64, BackendError> {
         self.hooks.admit(kind, region)?;

@@ -1,0 +1,210 @@
+//! The confirmation of a kind's TLB levels: each level the sweep found is measured again,
+//! apart from the sweep, and kept in the profile's `levels` only where its step shows again
+//! where the sweep put it; the others move to `unstable_levels`, each with a note.
+//!
+//! Per pass, every level is re-measured at its page stride over footprints from a third of
+//! its reach to three times it (`WINDOW`; clamped to the footprint bound and the longest
+//! walk), on the sweep's geometric grid and bisection (`sweep::sweep_window`), and its step
+//! is read again (`confirm_rule::locate`). Pinned and managed memory get a freshly allocated
+//! buffer before each pass ([`MemorySystem::fresh_allocation`]): their translations follow
+//! each allocation's physical pages, which is where their levels move from run to run (an
+//! H100's pinned first level: 3715, 4652 and 5004 entries in three probes in a row). Device
+//! memory, whose levels stay put, is re-measured once on its own buffer, against noise.
+//!
+//! A level is stable when every pass finds its step within 10% of the sweep's entries
+//! (`confirm_rule::judge`). Cost: a window is about 10 chases on its grid plus 5-10 of
+//! bisection, one sample each at long chains (more where noise asks), of at most three
+//! times the level's entries in loads; see `docs/profile.md` ("Confirmation").
+
+use super::backend::{BackendError, MemorySystem};
+use super::confirm_rule::{judge, locate, Expected, Verdict};
+use super::infer_tlb::curve_noise;
+use super::options::ProbeOptions;
+use super::sweep::sweep_window;
+use memtune_core::profile::{ChaseCurve, MemoryKind, TlbKind, TlbLevel};
+
+/// A window spans footprints from the reach over this factor to the reach times it: an
+/// H200's pinned staircase (6-32 MiB around reaches of 12-22 MiB) fits inside.
+const WINDOW: f64 = 3.0;
+/// A level is re-measured only where its window reaches at least this factor past its
+/// reach on both sides (the bound or the longest walk may cut it); otherwise it is kept as
+/// found, with a note.
+const MIN_SIDE: f64 = 1.5;
+/// Passes, each on a fresh allocation, for pinned and managed memory (quick: one).
+const FRESH_PASSES: usize = 2;
+/// Passes for device memory, on the sweep's buffer.
+const SAME_BUFFER_PASSES: usize = 1;
+
+/// One level's window: its page stride and load counts.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    stride: u64,
+    lo: u64,
+    hi: u64,
+}
+
+/// Confirms `tlb.levels` of `kind` (see the module docs); unstable levels move to
+/// `tlb.unstable_levels` with a note. `on_window(done, total)` is called after each window.
+/// An error leaves `tlb` as it was.
+pub(crate) fn confirm_levels(
+    system: &mut dyn MemorySystem,
+    kind: MemoryKind,
+    options: &ProbeOptions,
+    tlb: &mut TlbKind,
+    on_window: &mut dyn FnMut(usize, usize),
+) -> Result<(), BackendError> {
+    if tlb.levels.is_empty() {
+        return Ok(());
+    }
+    let bound = options
+        .max_footprint_bytes
+        .unwrap_or(u64::MAX)
+        .min(system.max_footprint(kind));
+    let max_loads = options.max_loads_per_walk;
+    let windows: Vec<Option<Window>> = tlb
+        .levels
+        .iter()
+        .map(|l| window(l, bound, max_loads))
+        .collect();
+    let fresh = matches!(kind, MemoryKind::Pinned | MemoryKind::Managed);
+    let passes = match (fresh, options.quick) {
+        (true, false) => FRESH_PASSES,
+        (true, true) | (false, _) => SAME_BUFFER_PASSES,
+    };
+    let needed = windows
+        .iter()
+        .flatten()
+        .map(|w| w.hi.saturating_mul(w.stride))
+        .max()
+        .unwrap_or(0);
+    let refs: Vec<&ChaseCurve> = tlb.curves.iter().collect();
+    let noise = curve_noise(&refs);
+    let total = passes * windows.iter().flatten().count();
+    let mut readings: Vec<Vec<Option<u64>>> = vec![Vec::new(); tlb.levels.len()];
+    let mut renewed = false;
+    let mut done = 0;
+    for _ in 0..passes {
+        if fresh && needed > 0 {
+            renewed |= system.fresh_allocation(kind, needed)?;
+        }
+        for (i, (level, w)) in tlb.levels.iter().zip(&windows).enumerate() {
+            let Some(w) = w else { continue };
+            let curve = sweep_window(
+                system,
+                kind,
+                options,
+                noise,
+                &tlb.curves,
+                w.stride,
+                w.lo,
+                w.hi,
+            )?;
+            readings[i].push(locate(&curve, &noise, &expected(level)));
+            done += 1;
+            on_window(done, total);
+        }
+    }
+    let place = if renewed {
+        "on fresh allocations"
+    } else {
+        "on the sweep's buffer"
+    };
+    let mut stable = Vec::new();
+    for ((level, w), read) in tlb.levels.drain(..).zip(windows).zip(readings) {
+        if w.is_none() {
+            tlb.notes.push(format!(
+                "{}: kept unconfirmed, its window ({WINDOW}x either side of the reach) does not fit the footprint bound or the longest walk",
+                describe(&level)
+            ));
+            stable.push(level);
+            continue;
+        }
+        match judge(level.entries, &read) {
+            Verdict::Stable => stable.push(level),
+            Verdict::Unstable { readings } => {
+                tlb.notes.push(unstable_note(&level, &readings, place));
+                tlb.unstable_levels.push(level);
+            }
+        }
+    }
+    tlb.levels = stable;
+    Ok(())
+}
+
+fn expected(level: &TlbLevel) -> Expected {
+    Expected {
+        entries: level.entries,
+        page_bytes: level.page_bytes,
+        penalty_cycles: level.miss_penalty_cycles,
+    }
+}
+
+/// The window of `level`, or `None` where the bound or the longest walk leave less than
+/// [`MIN_SIDE`] on either side of its reach.
+fn window(level: &TlbLevel, bound: u64, max_loads: u64) -> Option<Window> {
+    let stride = level.page_bytes.max(1);
+    let entries = level.entries as f64;
+    let hi = ((entries * WINDOW).floor() as u64)
+        .min(max_loads)
+        .min(bound / stride);
+    let lo = ((entries / WINDOW).ceil() as u64).max(1);
+    let fits = hi as f64 >= entries * MIN_SIDE && lo as f64 <= entries / MIN_SIDE;
+    fits.then_some(Window { stride, lo, hi })
+}
+
+fn describe(level: &TlbLevel) -> String {
+    format!(
+        "{} x {} (+{:.1} cycles)",
+        level.entries,
+        memtune_core::human::bytes(level.page_bytes),
+        level.miss_penalty_cycles
+    )
+}
+
+/// Why a level is unstable: what each pass read.
+fn unstable_note(level: &TlbLevel, readings: &[Option<u64>], place: &str) -> String {
+    let read: Vec<String> = readings
+        .iter()
+        .map(|r| r.map_or("no step".to_string(), |e| format!("{e} entries")))
+        .collect();
+    format!(
+        "{}: unstable, measured again at its page stride {place}: {} (the sweep's entries \
+         within 10% needed); not used by planners",
+        describe(level),
+        read.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(entries: u64, page_bytes: u64) -> TlbLevel {
+        TlbLevel {
+            entries,
+            page_bytes,
+            reach_bytes: entries * page_bytes,
+            miss_penalty_cycles: 100.0,
+            miss_penalty_ns: 0.0,
+            confidence: 0.9,
+            shared_by_sms: None,
+        }
+    }
+
+    #[test]
+    fn a_window_spans_three_times_the_reach_either_way() {
+        let w = window(&level(4096, 4096), 1 << 40, 8192).expect("fits");
+        // The longest walk cuts the top at 8192 loads, still past 1.5x.
+        assert_eq!((w.stride, w.lo, w.hi), (4096, 1366, 8192));
+        let w = window(&level(65, 32 << 20), 1 << 40, 8192).expect("fits");
+        assert_eq!((w.lo, w.hi), (22, 195));
+    }
+
+    #[test]
+    fn a_level_without_room_past_its_reach_has_no_window() {
+        // The bound leaves 1.2x the reach.
+        assert!(window(&level(1000, 2 << 20), 1200 * (2 << 20), 8192).is_none());
+        // Too few entries for a third of them to be below two thirds.
+        assert!(window(&level(1, 2 << 20), 1 << 40, 8192).is_none());
+    }
+}
