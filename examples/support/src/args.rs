@@ -1,8 +1,9 @@
-//! The command line: values, the arguments every example ends with, the checks of the
-//! mode they choose, and the `--check-free` limits.
+//! The command line: values, the arguments every example ends with, the mode they choose
+//! (and its checks), the cases of a bench over sizes and variants, and the `--check-free`
+//! limits.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use memtune::core::size::{self, format_bytes, UNITS};
 use memtune::MemoryKind;
@@ -26,6 +27,83 @@ where
 {
     let argv = std::iter::once(name.into()).chain(args.into_iter().map(Into::into));
     C::try_parse_from(argv).map(check)
+}
+
+/// What an example runs: its default mode on one case, or its bench over several.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode<T, B> {
+    /// Tune the kernel for `case`, run the chosen plan and check it; with `expect_stored`,
+    /// fail unless a stored decision was used.
+    Tune { case: T, expect_stored: bool },
+    /// Time every plan of each of `cases`; write the rows to `json` where given.
+    Bench { cases: B, json: Option<PathBuf> },
+}
+
+impl<T, B> Mode<T, B> {
+    /// Runs the mode: `tune` with the case and `--expect-stored`, or `bench` with the cases
+    /// and `--json`.
+    pub fn run<R>(
+        &self,
+        tune: impl FnOnce(&T, bool) -> R,
+        bench: impl FnOnce(&B, Option<&Path>) -> R,
+    ) -> R {
+        match self {
+            Mode::Tune {
+                case,
+                expect_stored,
+            } => tune(case, *expect_stored),
+            Mode::Bench { cases, json } => bench(cases, json.as_deref()),
+        }
+    }
+}
+
+/// The default mode's case of an example that takes a size and a variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneSize<V> {
+    pub bytes: u64,
+    pub variant: V,
+}
+
+/// The bench of an example that takes sizes and variants: each size with each variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizesBench<V> {
+    pub sizes: Vec<u64>,
+    pub variants: Vec<V>,
+}
+
+impl<V: Copy> SizesBench<V> {
+    /// The `--sizes` given, else the defaults for `memory`: `device` or `pinned`; only the
+    /// variant the command line named, else `all`.
+    pub fn new(
+        sizes: Option<Sizes>,
+        memory: MemoryKind,
+        [device, pinned]: [&[u64]; 2],
+        named: Option<V>,
+        all: &[V],
+    ) -> Self {
+        let sizes = match (sizes, memory) {
+            (Some(s), _) => s.0,
+            (None, MemoryKind::Pinned) => pinned.to_vec(),
+            (None, _) => device.to_vec(),
+        };
+        let variants = named.map_or_else(|| all.to_vec(), |v| vec![v]);
+        SizesBench { sizes, variants }
+    }
+
+    /// The largest size (0 without any): the bench allocates it once, and each smaller
+    /// size is a prefix.
+    pub fn largest(&self) -> u64 {
+        self.sizes.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Each size with each variant, sizes outermost.
+    pub fn cases(&self) -> impl Iterator<Item = OneSize<V>> + '_ {
+        self.sizes.iter().flat_map(|&bytes| {
+            self.variants
+                .iter()
+                .map(move |&variant| OneSize { bytes, variant })
+        })
+    }
 }
 
 /// The arguments every example's command line ends with (flattened into its own).
@@ -61,6 +139,29 @@ impl Output {
             return usage(format!("{} and --json go with --bench", list.0));
         }
         Ok(())
+    }
+
+    /// The [`Mode`], once [`Output::check_mode`] passed: the bench with the cases `cases`
+    /// makes, or the default mode with the case `tune` makes.
+    pub fn mode<T, B>(
+        self,
+        bench: bool,
+        [one, list]: [(&str, bool); 2],
+        tune: impl FnOnce() -> Result<T, Error>,
+        cases: impl FnOnce() -> Result<B, Error>,
+    ) -> Result<Mode<T, B>, Error> {
+        self.check_mode(bench, one, list)?;
+        Ok(if bench {
+            Mode::Bench {
+                cases: cases()?,
+                json: self.json,
+            }
+        } else {
+            Mode::Tune {
+                case: tune()?,
+                expect_stored: self.expect_stored,
+            }
+        })
     }
 }
 
@@ -138,6 +239,27 @@ pub fn check_fits(size: u64, limit: u64, what: &str, advice: &str) -> Result<(),
     Ok(())
 }
 
+/// `--check-free`: `device` bytes of device memory must fit [`device_limit`] of the free
+/// device memory (asked of `free_device` only where there are any), and `pinned` bytes of
+/// pinned memory [`pinned_limit`] of this machine; else `Error::TooLarge` with the refusal
+/// and `advice` (what to pass instead).
+pub fn check_free(
+    device: u64,
+    pinned: u64,
+    free_device: impl FnOnce() -> Result<u64, Error>,
+    advice: &str,
+) -> Result<(), Error> {
+    if device > 0 {
+        let limit = device_limit(free_device()?);
+        check_fits(device, limit, DEVICE_LIMIT, advice).map_err(Error::TooLarge)?;
+    }
+    if pinned > 0 {
+        let limit = host_limit().map_err(Error::Io)?;
+        check_fits(pinned, limit, PINNED_LIMIT, advice).map_err(Error::TooLarge)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +310,87 @@ mod tests {
         assert_eq!(
             e,
             Err(Error::Usage("--sizes and --json go with --bench".into()))
+        );
+    }
+
+    #[test]
+    fn modes() {
+        let output = |json: bool, expect_stored: bool| Output {
+            json: json.then(|| PathBuf::from("x.json")),
+            expect_stored,
+        };
+        let flags = [("--region", false), ("--sizes", false)];
+        let tune = || Ok(1);
+        let bench = || Ok(vec![2, 3]);
+        let mode = output(false, true).mode(false, flags, tune, bench);
+        let want = Mode::Tune {
+            case: 1,
+            expect_stored: true,
+        };
+        assert_eq!(mode, Ok(want.clone()));
+        let run = |m: &Mode<u32, Vec<u32>>| {
+            m.run(
+                |case, stored| format!("tune {case} {stored}"),
+                |cases, json| format!("bench {cases:?} {json:?}"),
+            )
+        };
+        assert_eq!(run(&want), "tune 1 true");
+        let mode = output(true, false).mode(true, flags, tune, bench);
+        let mode = mode.expect("a bench");
+        assert_eq!(run(&mode), "bench [2, 3] Some(\"x.json\")");
+        let fails = || Err::<u32, _>(Error::Usage("no".into()));
+        let e = output(false, false).mode(true, flags, tune, fails);
+        assert_eq!(e, Err(Error::Usage("no".into())));
+        let e = output(true, false).mode(false, flags, fails, bench);
+        let want = "--sizes and --json go with --bench";
+        assert_eq!(e, Err(Error::Usage(want.into())));
+    }
+
+    #[test]
+    fn sizes_benches() {
+        let defaults: [&[u64]; 2] = [&[1, 2], &[3]];
+        let all = [10, 20];
+        let b = SizesBench::new(None, MemoryKind::Device, defaults, None, &all);
+        assert_eq!(
+            (b.sizes.as_slice(), b.variants.as_slice()),
+            (&[1, 2][..], &all[..])
+        );
+        let pairs: Vec<(u64, u32)> = b.cases().map(|c| (c.bytes, c.variant)).collect();
+        assert_eq!(pairs, [(1, 10), (1, 20), (2, 10), (2, 20)]);
+        assert_eq!(b.largest(), 2);
+        let b = SizesBench::new(None, MemoryKind::Pinned, defaults, Some(30), &all);
+        assert_eq!((b.sizes, b.variants), (vec![3], vec![30]));
+        let given = Some(Sizes(vec![7, 9, 8]));
+        let b = SizesBench::new(given, MemoryKind::Pinned, defaults, None, &all);
+        assert_eq!((b.largest(), b.cases().count()), (9, 6));
+        let none = SizesBench::new(
+            Some(Sizes(vec![])),
+            MemoryKind::Device,
+            defaults,
+            None,
+            &all,
+        );
+        assert_eq!(none.largest(), 0);
+    }
+
+    #[test]
+    fn check_free_refuses_above_the_limits() {
+        let free = || Ok(100 << 30);
+        assert_eq!(check_free(80 << 30, 0, free, "x"), Ok(()));
+        let e = check_free((80 << 30) + 1, 0, free, "pass a smaller size");
+        let e = e.expect_err("above 80% of the free memory");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains(DEVICE_LIMIT), "{e}");
+        assert!(e.to_string().ends_with("; pass a smaller size"), "{e}");
+        // Without device bytes the free device memory is not asked for.
+        let unasked = || -> Result<u64, Error> { panic!("asked for the free memory") };
+        assert_eq!(check_free(0, 1, unasked, "x"), Ok(()));
+        let e = check_free(0, u64::MAX, unasked, "fewer rows").expect_err("too large");
+        assert!(e.to_string().contains(PINNED_LIMIT), "{e}");
+        let gone = || Err(Error::Gpu("no context".into()));
+        assert_eq!(
+            check_free(1, 0, gone, "x"),
+            Err(Error::Gpu("no context".into()))
         );
     }
 

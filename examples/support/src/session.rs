@@ -1,9 +1,10 @@
 //! The examples' binaries around memtune's autotuner: `main`'s flow and exit code, the
 //! GPU and autotuner they open, and what they print: the device line, the compile-time
 //! plan's profile, the profile, the chosen plan with its candidates, what was timed now,
-//! `--expect-stored`, and the bench's rows, failures and JSON document.
+//! `--expect-stored`, and the bench's profile, rows, failures and JSON document.
 
 use std::fmt::Display;
+use std::ops::Deref;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,18 +16,22 @@ use memtune::core::tune::CandidateResult;
 use memtune::{DeviceIdentity, Profile, ProfileStamp, TunedPlan};
 use serde_json::Value;
 
-use crate::args::Parsed;
-use crate::bench::Tuning;
+use crate::args::{Mode, Parsed};
+use crate::bench::{Bench, Tuning};
+use crate::gpu::LoadedGpu;
 use crate::report::{document, write_json};
 use crate::Error;
 
 /// A binary's `main`: `parsed` is its command line (clap's own errors and `--help` exit as
-/// clap prints them), `run` the mode it chose. A failure is printed as `NAME: error` and
-/// exits with [`Error::exit_code`].
-pub fn main<C>(
+/// clap prints them), `mode` reads the [`Mode`] it chose off it, run by `tune` (the default
+/// mode, with its case and `--expect-stored`) or `bench` (with its cases and `--json`). A
+/// failure is printed as `NAME: error` and exits with [`Error::exit_code`].
+pub fn main<C, T, B>(
     name: &str,
     parsed: Parsed<C>,
-    run: impl FnOnce(&C) -> Result<(), Error>,
+    mode: impl FnOnce(&C) -> &Mode<T, B>,
+    tune: impl FnOnce(&C, &T, bool) -> Result<(), Error>,
+    bench: impl FnOnce(&C, &B, Option<&Path>) -> Result<(), Error>,
 ) -> ExitCode {
     let fail = |e: &Error| {
         eprintln!("{name}: {e}");
@@ -37,7 +42,11 @@ pub fn main<C>(
         Ok(Err(e)) => return fail(&e),
         Ok(Ok(c)) => c,
     };
-    match run(&config) {
+    let run = mode(&config).run(
+        |case, expect_stored| tune(&config, case, expect_stored),
+        |cases, json| bench(&config, cases, json),
+    );
+    match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }
@@ -84,6 +93,18 @@ pub fn device_line(id: &DeviceIdentity, kernels: &str) -> String {
         id.sm_count,
         crate::gpu::arch_of(id)
     )
+}
+
+/// The bench on `gpu`, with the profile `tuner` found for it, printed as its
+/// [`profile_line`].
+pub fn bench<'a, G: Deref<Target = LoadedGpu>>(gpu: &'a G, tuner: &'a Autotuner) -> Bench<'a, G> {
+    let profile = tuner.profile();
+    println!("{}", profile_line(profile));
+    Bench {
+        gpu,
+        profile,
+        uuid: &gpu.identity().uuid,
+    }
 }
 
 /// `profile: NAME (UUID), digest D`.
@@ -201,6 +222,12 @@ impl<R> Rows<R> {
         }
     }
 
+    /// Makes the row of `case` by `row`, timed, and keeps it or its error ([`Rows::record`]).
+    pub fn run<E: Display>(&mut self, case: &str, row: impl FnOnce() -> Result<R, E>) {
+        let started = Instant::now();
+        self.record(case, started, row());
+    }
+
     /// Prints `table`, then a line per failed row.
     pub fn print(&self, table: &str) {
         print!("{table}");
@@ -217,20 +244,20 @@ impl<R> Rows<R> {
         }
     }
 
-    /// The end of a bench: prints `table` and the failures, writes the `--json` document
-    /// to `json` where given (the rows as `row_json` writes them, for `gpu` and
-    /// `profile`), then `Err(Error::Bench)` when some rows failed.
-    pub fn finish(
+    /// The end of `bench`: prints the `table` of the rows and the failures, writes the
+    /// `--json` document to `json` where given (the rows as `row_json` writes them), then
+    /// `Err(Error::Bench)` when some rows failed.
+    pub fn finish<G: Deref<Target = LoadedGpu>>(
         &self,
-        table: &str,
-        json: Option<&Path>,
-        gpu: &DeviceIdentity,
-        profile: &Profile,
+        bench: &Bench<'_, G>,
+        table: impl FnOnce(&[R]) -> String,
         row_json: impl Fn(&R) -> Value,
+        json: Option<&Path>,
     ) -> Result<(), Error> {
-        self.print(table);
+        self.print(&table(&self.rows));
         if let Some(path) = json {
-            let used = profile_used(profile);
+            let gpu = bench.gpu.identity();
+            let used = profile_used(bench.profile);
             let rows = self.rows.iter().map(row_json).collect();
             let doc = document(&gpu.name, &gpu.uuid, &used, rows, &self.errors);
             write_json(path, &doc).map_err(Error::Io)?;
@@ -256,9 +283,13 @@ mod tests {
         rows.record("b", Instant::now(), Err::<u32, _>("wrong"));
         assert_eq!(rows.rows, vec![1]);
         assert_eq!(rows.errors, vec!["b: wrong".to_string()]);
+        rows.run("c", || Ok::<u32, String>(3));
+        rows.run("d", || Err::<u32, _>("failed"));
+        assert_eq!(rows.rows, vec![1, 3]);
+        assert_eq!(rows.errors.len(), 2);
         assert_eq!(
             rows.failed().unwrap_err(),
-            "1 bench rows failed (see above)"
+            "2 bench rows failed (see above)"
         );
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fmt::Debug;
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream};
@@ -14,7 +15,7 @@ use memtune::kernels::KernelSource;
 use memtune::{DeviceIdentity, PlanSource};
 use serde_json::Value;
 
-use crate::args::Parsed;
+use crate::args::{self, Parsed};
 use crate::bench::{DecisionSummary, Tuning};
 use crate::gpu::compile;
 use crate::report::{document, Timed, Timings, ROW_FIELDS};
@@ -107,6 +108,25 @@ pub fn usage<T: Debug>(args: &[&str], parse: impl Fn(&[&str]) -> Parsed<T>) -> S
             e.to_string()
         }
         Ok(Ok(c)) => panic!("{args:?} parsed: {c:?}"),
+    }
+}
+
+/// The case and `--expect-stored` of the default mode; panics on a bench.
+pub fn tune_mode<T: Debug, B: Debug>(mode: args::Mode<T, B>) -> (T, bool) {
+    match mode {
+        args::Mode::Tune {
+            case,
+            expect_stored,
+        } => (case, expect_stored),
+        m => panic!("not the default mode: {m:?}"),
+    }
+}
+
+/// The cases and `--json` of a bench; panics on the default mode.
+pub fn bench_mode<T: Debug, B: Debug>(mode: args::Mode<T, B>) -> (B, Option<PathBuf>) {
+    match mode {
+        args::Mode::Bench { cases, json } => (cases, json),
+        m => panic!("not a bench: {m:?}"),
     }
 }
 

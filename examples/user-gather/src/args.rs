@@ -1,12 +1,11 @@
 //! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use clap::Parser;
 use memtune::MemoryKind;
 use memtune_example_support::args::{self as support, parse_list, parse_quantity, Output, Parsed};
-pub use memtune_example_support::args::{parse_memory, Sizes};
+pub use memtune_example_support::args::{parse_memory, OneSize, Sizes, SizesBench};
 
 use crate::{GatherError, Variant};
 
@@ -51,22 +50,9 @@ pub struct Cli {
     pub output: Output,
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Mode {
-    /// Tune the kernel for one region, run the chosen plan and check it.
-    Tune {
-        region: u64,
-        variant: Variant,
-        expect_stored: bool,
-    },
-    /// Time every plan of each size and variant.
-    Bench {
-        sizes: Vec<u64>,
-        variants: Vec<Variant>,
-        json: Option<PathBuf>,
-    },
-}
+/// What to run: tune the kernel for one region and variant, run the chosen plan and check
+/// it; or time every plan of each size and variant.
+pub type Mode = support::Mode<OneSize<Variant>, SizesBench<Variant>>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -95,38 +81,27 @@ pub fn check(cli: Cli) -> Result<Config, GatherError> {
         reads: cli.reads.unwrap_or(64),
         work: cli.work.unwrap_or(0),
     };
-    cli.output.check_mode(
-        cli.bench,
+    let named = (cli.reads.is_some() || cli.work.is_some()).then_some(one);
+    let flags = [
         ("--region", cli.region.is_some()),
         ("--sizes", cli.sizes.is_some()),
-    )?;
-    let mode = if cli.bench {
-        let sizes = match (cli.sizes, cli.memory) {
-            (Some(s), _) => s.0,
-            (None, MemoryKind::Pinned) => PINNED_SIZES.to_vec(),
-            (None, _) => DEVICE_SIZES.to_vec(),
-        };
-        let variants = if cli.reads.is_some() || cli.work.is_some() {
-            vec![one]
-        } else {
-            Variant::BENCH.to_vec()
-        };
-        Mode::Bench {
-            sizes,
-            variants,
-            json: cli.output.json,
-        }
-    } else {
-        Mode::Tune {
-            region: cli.region.unwrap_or(DEFAULT_REGION),
+    ];
+    let tune = || {
+        let bytes = cli.region.unwrap_or(DEFAULT_REGION);
+        Ok(OneSize {
+            bytes,
             variant: one,
-            expect_stored: cli.output.expect_stored,
-        }
+        })
+    };
+    let defaults = [DEVICE_SIZES.as_slice(), &PINNED_SIZES];
+    let bench = || {
+        let all = &Variant::BENCH;
+        Ok(SizesBench::new(cli.sizes, cli.memory, defaults, named, all))
     };
     Ok(Config {
         memory: cli.memory,
         check_free: cli.check_free,
-        mode,
+        mode: cli.output.mode(cli.bench, flags, tune, bench)?,
     })
 }
 
@@ -144,15 +119,11 @@ pub fn parse_sizes(s: &str) -> Result<Sizes, String> {
     parse_list(s, parse_size).map(Sizes)
 }
 
-/// `--check-free`: refuses a size above `limit` (`what` names the limit).
-pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), GatherError> {
-    support::check_fits(size, limit, what, "pass a smaller size").map_err(GatherError::TooLarge)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing;
+    use memtune_example_support::testing::{self, bench_mode, tune_mode};
+    use std::path::PathBuf;
 
     fn ok(args: &[&str]) -> Config {
         testing::parsed(args, |a| parse(a.iter().copied()))
@@ -168,26 +139,18 @@ mod tests {
         assert_eq!(c.memory, MemoryKind::Device);
         assert!(!c.check_free);
         let variant = Variant { reads: 64, work: 0 };
-        let want = Mode::Tune {
-            region: 1536 << 20,
+        let want = OneSize {
+            bytes: 1536 << 20,
             variant,
-            expect_stored: false,
         };
-        assert_eq!(c.mode, want);
-        let Mode::Bench {
-            sizes, variants, ..
-        } = ok(&["--bench"]).mode
-        else {
-            panic!("not a bench");
-        };
-        assert_eq!(sizes, DEVICE_SIZES);
-        assert_eq!(variants, Variant::BENCH);
+        assert_eq!(tune_mode(c.mode), (want, false));
+        let (cases, _) = bench_mode(ok(&["--bench"]).mode);
+        assert_eq!(cases.sizes, DEVICE_SIZES);
+        assert_eq!(cases.variants, Variant::BENCH);
         let c = ok(&["--bench", "--memory", "pinned", "--json", "x.json"]);
-        let Mode::Bench { sizes, json, .. } = c.mode else {
-            panic!("not a bench");
-        };
+        let (cases, json) = bench_mode(c.mode);
         assert_eq!(
-            (sizes, json),
+            (cases.sizes, json),
             (vec![3 << 30], Some(PathBuf::from("x.json")))
         );
     }
@@ -195,29 +158,19 @@ mod tests {
     #[test]
     fn sizes_and_variants() {
         let c = ok(&["--region", "256MiB", "--reads", "1024", "--work", "32"]);
-        let Mode::Tune {
-            region, variant, ..
-        } = c.mode
-        else {
-            panic!("not tune");
-        };
-        assert_eq!(region, 256 << 20);
+        let (case, _) = tune_mode(c.mode);
+        assert_eq!(case.bytes, 256 << 20);
         assert_eq!(
-            variant,
+            case.variant,
             Variant {
                 reads: 1024,
                 work: 32
             }
         );
         let c = ok(&["--bench", "--sizes", "96MiB, 3 GiB,4096", "--work", "8"]);
-        let Mode::Bench {
-            sizes, variants, ..
-        } = c.mode
-        else {
-            panic!("not a bench");
-        };
-        assert_eq!(sizes, vec![96 << 20, 3 << 30, 4096]);
-        assert_eq!(variants, vec![Variant { reads: 64, work: 8 }]);
+        let (cases, _) = bench_mode(c.mode);
+        assert_eq!(cases.sizes, vec![96 << 20, 3 << 30, 4096]);
+        assert_eq!(cases.variants, vec![Variant { reads: 64, work: 8 }]);
         assert_eq!(parse_size("1g"), Ok(1 << 30));
     }
 
@@ -235,14 +188,5 @@ mod tests {
         assert!(usage(&["--work", "65"]).contains("0 to 64"));
         assert!(usage(&["--bench", "--sizes", "1MiB,,2MiB"]).contains("not a size"));
         testing::assert_mode_errors(usage, ["--region", "1MiB"], ["--sizes", "1MiB"]);
-    }
-
-    #[test]
-    fn limits() {
-        assert!(check_fits(1 << 30, 1 << 30, "x").is_ok());
-        let e = check_fits((1 << 30) + 4, 1 << 30, "80% of the free device memory");
-        let e = e.expect_err("over the limit");
-        assert_eq!(e.exit_code(), 2);
-        assert!(e.to_string().contains("80% of the free"), "{e}");
     }
 }

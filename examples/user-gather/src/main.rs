@@ -11,15 +11,15 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use memtune_example_support::args::{device_limit, host_limit, DEVICE_LIMIT, PINNED_LIMIT};
+use memtune_example_support::args::{self as support, OneSize, SizesBench};
 use memtune_example_support::session::{self, Rows};
 
 use memtune::autotune::Autotuner;
 use memtune::core::size::format_bytes;
 use memtune::core::tune::Tunable;
 use memtune::{MemoryKind, SamplingConsts};
-use user_gather::args::{self, Config, Mode};
-use user_gather::bench::{self, Bench, SLOTS};
+use user_gather::args::{self, Config};
+use user_gather::bench::{self, SLOTS};
 use user_gather::gpu::Gpu;
 use user_gather::report::{self, Row};
 use user_gather::{reference, GatherError, Variant, SEED};
@@ -40,18 +40,7 @@ type Result<T> = std::result::Result<T, GatherError>;
 
 fn main() -> ExitCode {
     let parsed = args::parse(std::env::args_os().skip(1));
-    session::main("user-gather", parsed, |config| match &config.mode {
-        Mode::Tune {
-            region,
-            variant,
-            expect_stored,
-        } => run_tune(config, *region, *variant, *expect_stored),
-        Mode::Bench {
-            sizes,
-            variants,
-            json,
-        } => run_bench(config, sizes, variants, json.as_deref()),
-    })
+    session::main("user-gather", parsed, |c| &c.mode, run_tune, run_bench)
 }
 
 /// The GPU (exit 3 without one), its autotuner (profile and decision store from the
@@ -70,17 +59,12 @@ fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
     if !config.check_free {
         return Ok(());
     }
-    match config.memory {
-        MemoryKind::Pinned => {
-            let limit = host_limit().map_err(GatherError::Io)?;
-            args::check_fits(largest, limit, PINNED_LIMIT)
-        }
-        _ => args::check_fits(
-            largest,
-            device_limit(gpu.free_device_bytes()?),
-            DEVICE_LIMIT,
-        ),
-    }
+    let (device, pinned) = match config.memory {
+        MemoryKind::Pinned => (0, largest),
+        _ => (largest, 0),
+    };
+    let free = || gpu.free_device_bytes();
+    support::check_free(device, pinned, free, "pass a smaller size")
 }
 
 fn show_compile_time_plan() {
@@ -94,7 +78,8 @@ fn show_compile_time_plan() {
     session::print_planned(&SHOWN.profile, SHOWN.reasons);
 }
 
-fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) -> Result<()> {
+fn run_tune(config: &Config, case: &OneSize<Variant>, expect_stored: bool) -> Result<()> {
+    let OneSize { bytes, variant } = *case;
     show_compile_time_plan();
     let (tuner, gpu) = open()?;
     check_free(config, &gpu, bytes)?;
@@ -153,17 +138,11 @@ fn run_tune(config: &Config, bytes: u64, variant: Variant, expect_stored: bool) 
     session::expect_stored(expect_stored, tuning.launches).map_err(GatherError::Autotune)
 }
 
-fn run_bench(
-    config: &Config,
-    sizes: &[u64],
-    variants: &[Variant],
-    json: Option<&Path>,
-) -> Result<()> {
+fn run_bench(config: &Config, cases: &SizesBench<Variant>, json: Option<&Path>) -> Result<()> {
     let (tuner, gpu) = open()?;
-    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let largest = cases.largest();
     check_free(config, &gpu, largest)?;
-    let profile = tuner.profile();
-    println!("{}", session::profile_line(profile));
+    let bench = session::bench(&gpu, &tuner);
     // One region of the largest size; smaller sizes are its prefixes (the data of a word
     // depends only on its index).
     let t0 = Instant::now();
@@ -175,28 +154,13 @@ fn run_bench(
         config.memory,
         t0.elapsed().as_secs_f64() * 1e3
     );
-    let bench = Bench {
-        gpu: &gpu,
-        profile,
-        uuid: &gpu.identity().uuid,
-    };
-    let mut rows: Rows<Row> = Rows::default();
-    for &size in sizes {
-        for &variant in variants {
-            let case = format!(
-                "{} {}, {}",
-                config.memory,
-                format_bytes(size),
-                variant.name()
-            );
-            let t = Instant::now();
-            rows.record(
-                &case,
-                t,
-                bench::row(&bench, &region, size / 4, variant, &mut sums),
-            );
-        }
+    let mut rows = Rows::default();
+    for OneSize { bytes, variant } in cases.cases() {
+        let size = format_bytes(bytes);
+        let case = format!("{} {size}, {}", config.memory, variant.name());
+        rows.run(&case, || {
+            bench::row(&bench, &region, bytes / 4, variant, &mut sums)
+        });
     }
-    let table = report::table(&rows.rows);
-    rows.finish(&table, json, gpu.identity(), profile, Row::json)
+    rows.finish(&bench, report::table, Row::json, json)
 }

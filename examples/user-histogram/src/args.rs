@@ -1,13 +1,12 @@
 //! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use clap::Parser;
 use memtune::core::size::format_bytes;
 use memtune::MemoryKind;
 use memtune_example_support::args::{self as support, Output, Parsed};
-pub use memtune_example_support::args::{parse_memory, Sizes};
+pub use memtune_example_support::args::{parse_memory, OneSize, Sizes, SizesBench};
 
 use crate::{HistError, Variant, MAX_TABLE_BYTES, MIN_TABLE_BYTES};
 
@@ -63,22 +62,9 @@ pub struct Cli {
     pub output: Output,
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Mode {
-    /// Tune the kernel for one table, run the chosen plan and check it.
-    Tune {
-        table: u64,
-        variant: Variant,
-        expect_stored: bool,
-    },
-    /// Time every plan of each table size and variant.
-    Bench {
-        sizes: Vec<u64>,
-        variants: Vec<Variant>,
-        json: Option<PathBuf>,
-    },
-}
+/// What to run: tune the kernel for one table size and variant, run the chosen plan and
+/// check it; or time every plan of each table size and variant.
+pub type Mode = support::Mode<OneSize<Variant>, SizesBench<Variant>>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -109,40 +95,29 @@ pub fn check(cli: Cli) -> Result<Config, HistError> {
         MemoryKind::Pinned => PINNED_TABLE_ROWS,
         _ => DEVICE_TABLE_ROWS,
     });
-    cli.output.check_mode(
-        cli.bench,
+    let flags = [
         ("--table", cli.table.is_some()),
         ("--sizes", cli.sizes.is_some()),
-    )?;
-    let mode = if cli.bench {
-        let sizes = match (cli.sizes, cli.memory) {
-            (Some(s), _) => s.0,
-            (None, MemoryKind::Pinned) => PINNED_SIZES.to_vec(),
-            (None, _) => DEVICE_SIZES.to_vec(),
-        };
-        let variants = if cli.work.is_some() {
-            vec![one]
-        } else {
-            Variant::BENCH.to_vec()
-        };
-        Mode::Bench {
-            sizes,
-            variants,
-            json: cli.output.json,
-        }
-    } else {
-        Mode::Tune {
-            table: cli.table.unwrap_or(DEFAULT_TABLE),
+    ];
+    let tune = || {
+        let bytes = cli.table.unwrap_or(DEFAULT_TABLE);
+        Ok(OneSize {
+            bytes,
             variant: one,
-            expect_stored: cli.output.expect_stored,
-        }
+        })
+    };
+    let defaults = [DEVICE_SIZES.as_slice(), &PINNED_SIZES];
+    let named = cli.work.is_some().then_some(one);
+    let bench = || {
+        let all = &Variant::BENCH;
+        Ok(SizesBench::new(cli.sizes, cli.memory, defaults, named, all))
     };
     Ok(Config {
         memory: cli.memory,
         input: cli.input,
         rows,
         check_free: cli.check_free,
-        mode,
+        mode: cli.output.mode(cli.bench, flags, tune, bench)?,
     })
 }
 
@@ -184,16 +159,11 @@ pub fn parse_tables(s: &str) -> Result<Sizes, String> {
     support::parse_list(s, parse_table).map(Sizes)
 }
 
-/// `--check-free`: refuses `size` bytes of `what` above `limit`.
-pub fn check_fits(size: u64, limit: u64, what: &str) -> Result<(), HistError> {
-    support::check_fits(size, limit, what, "pass a smaller table or fewer rows")
-        .map_err(HistError::TooLarge)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing;
+    use memtune_example_support::testing::{self, bench_mode, tune_mode};
+    use std::path::PathBuf;
 
     fn ok(args: &[&str]) -> Config {
         testing::parsed(args, |a| parse(a.iter().copied()))
@@ -210,27 +180,19 @@ mod tests {
             (c.memory, c.input, c.rows, c.check_free),
             (MemoryKind::Device, MemoryKind::Pinned, 32 << 20, false)
         );
-        let want = Mode::Tune {
-            table: 1 << 30,
+        let want = OneSize {
+            bytes: 1 << 30,
             variant: Variant { work: 0 },
-            expect_stored: false,
         };
-        assert_eq!(c.mode, want);
-        let Mode::Bench {
-            sizes, variants, ..
-        } = ok(&["--bench"]).mode
-        else {
-            panic!("not a bench");
-        };
-        assert_eq!(sizes, DEVICE_SIZES);
-        assert_eq!(variants, Variant::BENCH);
+        assert_eq!(tune_mode(c.mode), (want, false));
+        let (cases, _) = bench_mode(ok(&["--bench"]).mode);
+        assert_eq!(cases.sizes, DEVICE_SIZES);
+        assert_eq!(cases.variants, Variant::BENCH);
         let c = ok(&["--bench", "--memory", "pinned", "--json", "x.json"]);
         assert_eq!(c.rows, 8 << 20);
-        let Mode::Bench { sizes, json, .. } = c.mode else {
-            panic!("not a bench");
-        };
+        let (cases, json) = bench_mode(c.mode);
         assert_eq!(
-            (sizes, json),
+            (cases.sizes, json),
             (vec![256 << 20, 2 << 30], Some(PathBuf::from("x.json")))
         );
     }
@@ -241,19 +203,15 @@ mod tests {
             "--table", "256MiB", "--work", "32", "--rows", "16Mi", "--input", "device",
         ]);
         assert_eq!((c.rows, c.input), (16 << 20, MemoryKind::Device));
-        let Mode::Tune { table, variant, .. } = c.mode else {
-            panic!("not tune");
-        };
-        assert_eq!((table, variant), (256 << 20, Variant { work: 32 }));
+        let (case, _) = tune_mode(c.mode);
+        assert_eq!(
+            (case.bytes, case.variant),
+            (256 << 20, Variant { work: 32 })
+        );
         let c = ok(&["--bench", "--sizes", "64MiB, 2 GiB,4096", "--work", "8"]);
-        let Mode::Bench {
-            sizes, variants, ..
-        } = c.mode
-        else {
-            panic!("not a bench");
-        };
-        assert_eq!(sizes, vec![64 << 20, 2 << 30, 4096]);
-        assert_eq!(variants, vec![Variant { work: 8 }]);
+        let (cases, _) = bench_mode(c.mode);
+        assert_eq!(cases.sizes, vec![64 << 20, 2 << 30, 4096]);
+        assert_eq!(cases.variants, vec![Variant { work: 8 }]);
         assert_eq!(parse_rows("1000"), Ok(1000));
         assert_eq!(parse_rows("1Ki"), Ok(1024));
         assert_eq!(parse_table("1g"), Ok(1 << 30));
@@ -278,14 +236,5 @@ mod tests {
         assert!(usage(&["--work", "x"]).contains("--work"));
         assert!(usage(&["--bench", "--sizes", "1MiB,,2MiB"]).contains("not a number"));
         testing::assert_mode_errors(usage, ["--table", "1MiB"], ["--sizes", "1MiB"]);
-    }
-
-    #[test]
-    fn limits() {
-        assert!(check_fits(1 << 30, 1 << 30, "x").is_ok());
-        let e = check_fits((1 << 30) + 4, 1 << 30, "80% of the free device memory");
-        let e = e.expect_err("over the limit");
-        assert_eq!(e.exit_code(), 2);
-        assert!(e.to_string().contains("80% of the free"), "{e}");
     }
 }

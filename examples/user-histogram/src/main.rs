@@ -11,15 +11,15 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use memtune_example_support::args::{device_limit, host_limit, DEVICE_LIMIT, PINNED_LIMIT};
+use memtune_example_support::args::{self as support, OneSize, SizesBench};
 use memtune_example_support::session::{self, Rows};
 
 use memtune::autotune::Autotuner;
 use memtune::core::size::format_bytes;
 use memtune::core::tune::Tunable;
 use memtune::GroupingConsts;
-use user_histogram::args::{self, Config, Mode};
-use user_histogram::bench::{self, Bench, SLOTS};
+use user_histogram::args::{self, Config};
+use user_histogram::bench::{self, SLOTS};
 use user_histogram::gpu::{self, Data, Gpu};
 use user_histogram::report::{self, Row};
 use user_histogram::{kernel, reference, Case, HistError, Variant, SEED};
@@ -42,18 +42,7 @@ type Result<T> = std::result::Result<T, HistError>;
 
 fn main() -> ExitCode {
     let parsed = args::parse(std::env::args_os().skip(1));
-    session::main("user-histogram", parsed, |config| match &config.mode {
-        Mode::Tune {
-            table,
-            variant,
-            expect_stored,
-        } => run_tune(config, *table, *variant, *expect_stored),
-        Mode::Bench {
-            sizes,
-            variants,
-            json,
-        } => run_bench(config, sizes, variants, json.as_deref()),
-    })
+    session::main("user-histogram", parsed, |c| &c.mode, run_tune, run_bench)
 }
 
 /// The GPU (exit 3 without one), its autotuner (profile and decision store from the
@@ -76,17 +65,12 @@ fn check_free(config: &Config, gpu: &Gpu, largest: u64) -> Result<()> {
         return Ok(());
     }
     let (table, input, rows) = (config.memory, config.input, config.rows);
-    args::check_fits(
+    support::check_free(
         gpu::device_bytes(table, input, largest, rows),
-        device_limit(gpu.free_device_bytes()?),
-        DEVICE_LIMIT,
-    )?;
-    let pinned = gpu::pinned_bytes(table, input, largest, rows);
-    if pinned > 0 {
-        let limit = host_limit().map_err(HistError::Io)?;
-        args::check_fits(pinned, limit, PINNED_LIMIT)?;
-    }
-    Ok(())
+        gpu::pinned_bytes(table, input, largest, rows),
+        || gpu.free_device_bytes(),
+        "pass a smaller table or fewer rows",
+    )
 }
 
 fn show_compile_time_plan() {
@@ -137,7 +121,11 @@ fn check_against_cpu(
     Ok(())
 }
 
-fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) -> Result<()> {
+fn run_tune(config: &Config, case: &OneSize<Variant>, expect_stored: bool) -> Result<()> {
+    let OneSize {
+        bytes: table,
+        variant,
+    } = *case;
     show_compile_time_plan();
     let (tuner, gpu) = open()?;
     check_free(config, &gpu, table)?;
@@ -189,17 +177,11 @@ fn run_tune(config: &Config, table: u64, variant: Variant, expect_stored: bool) 
     session::expect_stored(expect_stored, tuning.launches).map_err(HistError::Autotune)
 }
 
-fn run_bench(
-    config: &Config,
-    sizes: &[u64],
-    variants: &[Variant],
-    json: Option<&Path>,
-) -> Result<()> {
+fn run_bench(config: &Config, cases: &SizesBench<Variant>, json: Option<&Path>) -> Result<()> {
     let (tuner, gpu) = open()?;
-    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let largest = cases.largest();
     check_free(config, &gpu, largest)?;
-    let profile = tuner.profile();
-    println!("{}", session::profile_line(profile));
+    let bench = session::bench(&gpu, &tuner);
     // One table of the largest size; smaller tables are its prefixes.
     let t0 = Instant::now();
     let data = gpu.data(config.memory, config.input, largest, config.rows)?;
@@ -212,31 +194,22 @@ fn run_bench(
         config.input,
         t0.elapsed().as_secs_f64() * 1e3
     );
-    let bench = Bench {
-        gpu: &gpu,
-        profile,
-        uuid: &gpu.identity().uuid,
-    };
-    let mut rows: Rows<Row> = Rows::default();
-    for &size in sizes {
-        for &variant in variants {
-            let case = Case {
-                table_bytes: size,
-                rows: config.rows,
-                variant,
-            };
-            let label = format!(
-                "{} table {}, {} rows in {}, {}",
-                config.memory,
-                format_bytes(size),
-                case.rows,
-                config.input,
-                variant.name()
-            );
-            let t = Instant::now();
-            rows.record(&label, t, bench::row(&bench, &data, &case, &mut digests));
-        }
+    let mut rows = Rows::default();
+    for OneSize { bytes, variant } in cases.cases() {
+        let case = Case {
+            table_bytes: bytes,
+            rows: config.rows,
+            variant,
+        };
+        let label = format!(
+            "{} table {}, {} rows in {}, {}",
+            config.memory,
+            format_bytes(bytes),
+            case.rows,
+            config.input,
+            variant.name()
+        );
+        rows.run(&label, || bench::row(&bench, &data, &case, &mut digests));
     }
-    let table = report::table(&rows.rows);
-    rows.finish(&table, json, gpu.identity(), profile, Row::json)
+    rows.finish(&bench, report::table, Row::json, json)
 }

@@ -1,7 +1,6 @@
 //! The command line: parsed by clap, then checked into a [`Config`] (no CUDA call here).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use clap::Parser;
 use memtune::core::plan::Dtype;
@@ -62,17 +61,9 @@ pub struct Cli {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grids(pub Vec<([u32; 3], Option<Dtype>)>);
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Mode {
-    /// Tune the kernel for one volume, run the chosen plan and check it.
-    Tune { case: Case, expect_stored: bool },
-    /// Time every plan of each case.
-    Bench {
-        cases: Vec<Case>,
-        json: Option<PathBuf>,
-    },
-}
+/// What to run: tune the kernel for one volume, run the chosen plan and check it; or time
+/// every plan of each case.
+pub type Mode = support::Mode<Case, Vec<Case>>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -93,12 +84,19 @@ pub fn check(cli: Cli) -> Result<Config, StencilError> {
             "--repeats must be 1 to {MAX_REPEATS}"
         )));
     }
-    cli.output.check_mode(
-        cli.bench,
+    let flags = [
         ("--dims", cli.dims.is_some()),
         ("--grids", cli.grids.is_some()),
-    )?;
-    let mode = if cli.bench {
+    ];
+    let tune = || {
+        let case = Case {
+            dims: cli.dims.unwrap_or(DEFAULT_DIMS),
+            dtype: cli.dtype.unwrap_or(Dtype::F32),
+            repeats,
+        };
+        check_volume(&case).map(|()| case)
+    };
+    let bench = || {
         let grids: Vec<([u32; 3], Dtype)> = match cli.grids {
             Some(g) => {
                 g.0.into_iter()
@@ -110,7 +108,7 @@ pub fn check(cli: Cli) -> Result<Config, StencilError> {
                 .filter(|(_, d)| cli.dtype.is_none_or(|want| want == *d))
                 .collect(),
         };
-        let cases = grids
+        grids
             .into_iter()
             .map(|(dims, dtype)| {
                 let case = Case {
@@ -120,26 +118,11 @@ pub fn check(cli: Cli) -> Result<Config, StencilError> {
                 };
                 check_volume(&case).map(|()| case)
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        Mode::Bench {
-            cases,
-            json: cli.output.json,
-        }
-    } else {
-        let case = Case {
-            dims: cli.dims.unwrap_or(DEFAULT_DIMS),
-            dtype: cli.dtype.unwrap_or(Dtype::F32),
-            repeats,
-        };
-        check_volume(&case)?;
-        Mode::Tune {
-            case,
-            expect_stored: cli.output.expect_stored,
-        }
+            .collect()
     };
     Ok(Config {
         check_free: cli.check_free,
-        mode,
+        mode: cli.output.mode(cli.bench, flags, tune, bench)?,
     })
 }
 
@@ -218,7 +201,8 @@ pub fn check_fits(case: &Case, limit: u64) -> Result<(), StencilError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memtune_example_support::testing;
+    use memtune_example_support::testing::{self, bench_mode, tune_mode};
+    use std::path::PathBuf;
 
     fn ok(args: &[&str]) -> Config {
         testing::parsed(args, |a| parse(a.iter().copied()))
@@ -229,10 +213,7 @@ mod tests {
     }
 
     fn cases(c: Config) -> Vec<Case> {
-        match c.mode {
-            Mode::Bench { cases, .. } => cases,
-            m => panic!("not a bench: {m:?}"),
-        }
+        bench_mode(c.mode).0
     }
 
     #[test]
@@ -244,13 +225,7 @@ mod tests {
             dtype: Dtype::F32,
             repeats: 1,
         };
-        assert_eq!(
-            c.mode,
-            Mode::Tune {
-                case,
-                expect_stored: false
-            }
-        );
+        assert_eq!(tune_mode(c.mode), (case, false));
         let all = cases(ok(&["--bench"]));
         assert_eq!(all.len(), 5);
         assert_eq!(all[0].dims, [200, 200, 200]);
@@ -260,10 +235,7 @@ mod tests {
         assert!(f64s.iter().all(|c| c.dtype == Dtype::F64 && c.repeats == 6));
         let c = ok(&["--bench", "--json", "x.json", "--check-free"]);
         assert!(c.check_free);
-        let Mode::Bench { json, .. } = c.mode else {
-            panic!("not a bench");
-        };
-        assert_eq!(json, Some(PathBuf::from("x.json")));
+        assert_eq!(bench_mode(c.mode).1, Some(PathBuf::from("x.json")));
     }
 
     #[test]
@@ -277,13 +249,7 @@ mod tests {
             "3",
             "--expect-stored",
         ]);
-        let Mode::Tune {
-            case,
-            expect_stored,
-        } = c.mode
-        else {
-            panic!("not tune");
-        };
+        let (case, expect_stored) = tune_mode(c.mode);
         assert_eq!(case.dims, [33, 17, 9]);
         assert_eq!(
             (case.dtype, case.repeats, expect_stored),

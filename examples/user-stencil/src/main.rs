@@ -18,8 +18,8 @@ use memtune::autotune::Autotuner;
 use memtune::core::plan::Dtype;
 use memtune::core::size::format_bytes;
 use memtune::StencilConsts;
-use user_stencil::args::{self, Config, Mode};
-use user_stencil::bench::{self, Bench};
+use user_stencil::args::{self, Config};
+use user_stencil::bench;
 use user_stencil::gpu::{Gpu, Volume};
 use user_stencil::reference::{self, Real};
 use user_stencil::report::{self, Row};
@@ -43,13 +43,13 @@ type Result<T> = std::result::Result<T, StencilError>;
 
 fn main() -> ExitCode {
     let parsed = args::parse(std::env::args_os().skip(1));
-    session::main("user-stencil", parsed, |config| match &config.mode {
-        Mode::Tune {
-            case,
-            expect_stored,
-        } => run_tune(config, *case, *expect_stored),
-        Mode::Bench { cases, json } => run_bench(config, cases, json.as_deref()),
-    })
+    session::main(
+        "user-stencil",
+        parsed,
+        |c| &c.mode,
+        run_tune,
+        |c, cases, json| run_bench(c, cases, json),
+    )
 }
 
 /// The GPU (exit 3 without one), its autotuner (profile and decision store from the
@@ -89,7 +89,8 @@ where
     }
 }
 
-fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
+fn run_tune(config: &Config, case: &Case, expect_stored: bool) -> Result<()> {
+    let case = *case;
     show_compile_time_plan();
     let (tuner, gpu) = open()?;
     if config.check_free {
@@ -142,14 +143,8 @@ fn run_tune(config: &Config, case: Case, expect_stored: bool) -> Result<()> {
 
 fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()> {
     let (tuner, gpu) = open()?;
-    let profile = tuner.profile();
-    println!("{}", session::profile_line(profile));
-    let bench = Bench {
-        gpu: &gpu,
-        profile,
-        uuid: &gpu.identity().uuid,
-    };
-    let mut rows: Rows<Row> = Rows::default();
+    let bench = session::bench(&gpu, &tuner);
+    let mut rows = Rows::default();
     let mut skipped = 0;
     for &case in cases {
         let name = case.name();
@@ -162,14 +157,12 @@ fn run_bench(config: &Config, cases: &[Case], json: Option<&Path>) -> Result<()>
                 continue;
             }
         }
-        let t = Instant::now();
-        let row = gpu
-            .volume(case)
-            .and_then(|volume| bench::row(&bench, &volume));
-        rows.record(&name, t, row);
+        rows.run(&name, || {
+            let volume = gpu.volume(case)?;
+            bench::row(&bench, &volume)
+        });
     }
-    let table = report::table(&rows.rows);
-    rows.finish(&table, json, gpu.identity(), profile, Row::json)?;
+    rows.finish(&bench, report::table, Row::json, json)?;
     if rows.rows.is_empty() && skipped > 0 {
         return Err(StencilError::TooLarge(format!(
             "--check-free: all {skipped} grids were too large for the free memory"
