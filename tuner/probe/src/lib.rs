@@ -201,6 +201,15 @@ fn probe_kind_tlb(
     let outcome = sweep_tlb(meter, kind, options, &mut |stride_bytes, f| {
         report(Stage::TlbSweep { stride_bytes }, sweep_share * f)
     })?;
+    if outcome.swept_up_to_bytes == 0 {
+        // Every footprint was refused (allocations failing all the way down): nothing was
+        // measured, and a section of zeros would read as a measurement.
+        return Err(BackendError::Allocation {
+            kind,
+            bytes: options.min_stride_bytes,
+            message: "no footprint could be allocated, down to the smallest".to_string(),
+        });
+    }
     let mut tlb = infer_tlb(outcome.curves, outcome.swept_up_to_bytes, clock_mhz);
     if options.confirm_tlb {
         let mut on_window = |window: usize, windows: usize| {

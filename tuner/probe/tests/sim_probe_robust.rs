@@ -240,3 +240,25 @@ fn atomics_are_kept_for_device_memory_and_a_failure_leaves_the_read_curve() {
         result.warnings
     );
 }
+
+#[test]
+fn a_kind_whose_every_allocation_fails_is_failed_not_measured_as_zeros() {
+    let others = r#"
+            "pinned": {"size_bytes": 17179869184, "extra_cycles": 700, "tlb": []}"#;
+    let config = custom(&(device_two_level_tlb(17179869184) + "," + others));
+    let mut flaky = Hooked::new(
+        config,
+        Flaky {
+            failing: MemoryKind::Pinned,
+            allocation_limit: 0,
+        },
+    );
+    let result = probe_tlb(&mut flaky, &ProbeOptions::default(), &mut NoProgress);
+    let sections = result.tlb_sections();
+    assert!(
+        sections.device.measured().is_none(),
+        "{}",
+        sections.device.status_line()
+    );
+    assert!(sections.device.status_line().starts_with("failed"));
+}

@@ -16,10 +16,10 @@ impl Gpu {
     /// `kind`'s buffer, at least `region` bytes, with every word filled by
     /// `memtune_fill_words` (once per buffer), so the CPU can recompute sums of its words.
     fn filled_buffer(&mut self, kind: MemoryKind, region: u64) -> Result<u64, GpuError> {
-        let limit = self.max_footprint(kind);
         self.fault(FaultOp::Alloc, FaultSection::Random(kind))?;
         let base = self.buffer(kind, region)?;
-        let all_words = limit / 4;
+        // The buffer held, which a TLB confirmation may have replaced by a smaller one.
+        let all_words = self.buffer.as_ref().map_or(0, |b| b.len_bytes() as u64) / 4;
         if self.filled_words != all_words {
             let mut fill = self.stream.launch_builder(&self.kernels.fill);
             fill.arg(&base).arg(&all_words);
