@@ -392,8 +392,9 @@ fn tie(fast: &Stats, safe: &Stats) -> bool {
 /// The most a wandering clock may take from the untuned kernel: see [`keeps_untuned`].
 const WANDER_CAP: f64 = 0.05;
 /// The gain over the untuned kernel, paired round by round, that trades it away: a kept
-/// untuned kernel then costs at most this, and a pick must be this much faster in every
-/// other round to lose to untuned as much.
+/// untuned kernel then costs at most this against the pick, and a pick taken would have to
+/// drift by twice this between tuning and use to lose as much to the untuned kernel (the
+/// targets: autotuned within 1.02 of the best, and never 0.98 of untuned).
 const PAIRED_GAIN: f64 = 0.02;
 
 /// Whether the untuned kernel `safe` stays against the faster `fast`. Where the two ran
