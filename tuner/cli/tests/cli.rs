@@ -317,6 +317,36 @@ fn probe_simulate_writes_a_verifiable_simulated_profile_that_is_never_stored() {
 }
 
 #[test]
+fn probe_no_tlb_confirm_is_recorded_and_keeps_steady_levels_alike() {
+    let env = Env::new();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "probe",
+            "--simulate",
+            "p100",
+            "--no-random-access",
+            "-o",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let r = env.run(&args);
+        r.expect(0);
+        r.json()
+    };
+    let confirmed = run(&[]);
+    let skipped = run(&["--no-tlb-confirm"]);
+    let option = |doc: &serde_json::Value| doc["provenance"]["options"]["tlb_confirm"].clone();
+    assert_eq!(option(&confirmed), true);
+    assert_eq!(option(&skipped), false);
+    // The simulated P100's levels hold still from one allocation to the next: confirmed,
+    // every one stays.
+    let levels = |doc: &serde_json::Value| doc["tlb"]["device"]["levels"].clone();
+    assert_eq!(levels(&confirmed).as_array().map(Vec::len), Some(2));
+    assert_eq!(levels(&confirmed), levels(&skipped));
+    assert!(confirmed["tlb"]["device"]["unstable_levels"].is_null());
+}
+
+#[test]
 fn probe_simulate_rejects_bad_simulator_files_clearly() {
     let env = Env::new();
     let out = env.dir.path().join("x.json");

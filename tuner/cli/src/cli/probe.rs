@@ -42,6 +42,10 @@ pub struct ProbeArgs {
     /// Also find which SMs share each TLB level (slower).
     #[arg(long)]
     pub tlb_sharing: bool,
+    /// Skip the confirmation of TLB levels (each level measured again on a fresh
+    /// allocation; unconfirmed levels are then all kept as found).
+    #[arg(long)]
+    pub no_tlb_confirm: bool,
     /// Skip the random-access throughput curves.
     #[arg(long)]
     pub no_random_access: bool,
@@ -68,6 +72,7 @@ impl ProbeArgs {
             quick: self.quick,
             tlb_sharing: self.tlb_sharing,
             random_access: !self.no_random_access,
+            confirm_tlb: !self.no_tlb_confirm,
             cancel: crate::interrupt::token(),
             ..ProbeOptions::default()
         }
@@ -83,6 +88,7 @@ impl ProbeArgs {
         m.insert("max_pinned_bytes".into(), json!(self.max_pinned));
         m.insert("max_managed_bytes".into(), json!(self.max_managed));
         m.insert("tlb_sharing".into(), json!(self.tlb_sharing));
+        m.insert("tlb_confirm".into(), json!(!self.no_tlb_confirm));
         m.insert("random_access".into(), json!(!self.no_random_access));
         m.insert("bandwidth".into(), json!(!self.no_bandwidth));
         m.insert("staging".into(), json!(!self.no_staging));
