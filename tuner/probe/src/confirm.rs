@@ -3,16 +3,16 @@
 //! where the sweep put it; the others move to `unstable_levels`, each with a note.
 //!
 //! Per pass, every level is re-measured at its page stride over footprints from a third of
-//! its reach to three times it (`WINDOW`; clamped to the footprint bound and the longest
-//! walk), on the sweep's geometric grid and bisection (`sweep::sweep_window`), and its step
+//! its reach to three times it (`WINDOW`; clamped to the footprint bound and to
+//! `WINDOW_WALKS` times the sweep's longest walk), on the sweep's geometric grid and bisection (`sweep::sweep_window`), and its step
 //! is read again (`confirm_rule::locate`). Pinned and managed memory get a freshly allocated
 //! buffer before each pass ([`MemorySystem::fresh_allocation`]): their translations follow
 //! each allocation's physical pages, which is where their levels move from run to run (an
 //! H100's pinned first level: 3715, 4652 and 5004 entries in three probes in a row). Device
 //! memory, whose levels stay put, is re-measured once on its own buffer, against noise.
 //!
-//! A level is stable when every pass finds its step within 10% of the sweep's entries
-//! (`confirm_rule::judge`). Cost: a window is about 10 chases on its grid plus 5-10 of
+//! A level is stable when every pass (three on fresh allocations) finds its step within
+//! 10% of the sweep's entries (`confirm_rule::judge`). Cost: a window is about 10 chases on its grid plus 5-10 of
 //! bisection, one sample each at long chains (more where noise asks), of at most three
 //! times the level's entries in loads; see `docs/profile.md` ("Confirmation").
 
@@ -31,7 +31,12 @@ const WINDOW: f64 = 3.0;
 /// found, with a note.
 const MIN_SIDE: f64 = 1.5;
 /// Passes, each on a fresh allocation, for pinned and managed memory (quick: one).
-const FRESH_PASSES: usize = 2;
+const FRESH_PASSES: usize = 3;
+/// A window's walks may be this many times the sweep's longest (`max_loads_per_walk`): a
+/// level near the sweep's longest walk (an H100's pinned 6107 x 4 KiB under 8192 loads)
+/// still gets its window of three times its entries. Walks stay far inside the L2 (one
+/// line a load) and the GPU backend's longest chain (65536 loads).
+const WINDOW_WALKS: u64 = 4;
 /// Passes for device memory, on the sweep's buffer.
 const SAME_BUFFER_PASSES: usize = 1;
 
@@ -60,7 +65,11 @@ pub(crate) fn confirm_levels(
         .max_footprint_bytes
         .unwrap_or(u64::MAX)
         .min(system.max_footprint(kind));
-    let max_loads = options.max_loads_per_walk;
+    let max_loads = options.max_loads_per_walk.saturating_mul(WINDOW_WALKS);
+    let window_options = ProbeOptions {
+        max_loads_per_walk: max_loads,
+        ..options.clone()
+    };
     let windows: Vec<Option<Window>> = tlb
         .levels
         .iter()
@@ -92,7 +101,7 @@ pub(crate) fn confirm_levels(
             let curve = sweep_window(
                 system,
                 kind,
-                options,
+                &window_options,
                 noise,
                 &tlb.curves,
                 w.stride,
@@ -196,6 +205,10 @@ mod tests {
         let w = window(&level(4096, 4096), 1 << 40, 8192).expect("fits");
         // The longest walk cuts the top at 8192 loads, still past 1.5x.
         assert_eq!((w.stride, w.lo, w.hi), (4096, 1366, 8192));
+        // The confirmation's own longest walk gives a level near the sweep's its window.
+        let w = window(&level(6107, 4096), 1 << 40, 8192 * WINDOW_WALKS).expect("fits");
+        assert_eq!((w.lo, w.hi), (2036, 18321));
+        assert!(window(&level(6107, 4096), 1 << 40, 8192).is_none());
         let w = window(&level(65, 32 << 20), 1 << 40, 8192).expect("fits");
         assert_eq!((w.lo, w.hi), (22, 195));
     }
