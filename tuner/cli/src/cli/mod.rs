@@ -14,6 +14,7 @@ mod report;
 mod reuse;
 mod reuse_gpu;
 mod reuse_replay;
+mod stage_times;
 mod trace;
 mod tune;
 mod tune_gpus;

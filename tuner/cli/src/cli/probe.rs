@@ -1,6 +1,7 @@
 //! Running the probe (on the GPU or the simulator) and putting its results into a profile.
 
 use super::render::bytes;
+use super::stage_times::StageTimes;
 use crate::exit::CliError;
 use crate::plot;
 use crate::progress::Bar;
@@ -125,12 +126,16 @@ pub fn run(
     quiet: bool,
 ) -> PerKindResult {
     let mut bar = Bar::new(label, quiet);
+    let mut times = StageTimes::start();
     let result = probe_tlb(system, &args.options(), &mut |e: &ProgressEvent| {
+        times.record(e);
         bar.update(e.fraction, &describe(e))
     });
     bar.finish(&format!(
-        "{} chases, {} random-access runs",
-        result.chase_calls, result.random_access_calls
+        "{} chases, {} random-access runs ({})",
+        result.chase_calls,
+        result.random_access_calls,
+        times.summary()
     ));
     result
 }
@@ -146,13 +151,16 @@ pub fn run_caches(
         return None;
     }
     let mut bar = Bar::new(label, quiet);
+    let mut times = StageTimes::start();
     let result = probe_caches(system, &args.options(), &mut |e: &ProgressEvent| {
+        times.record(e);
         bar.update(e.fraction, &describe(e))
     });
     bar.finish(&format!(
-        "{} cache chases: {}",
+        "{} cache chases: {} ({})",
         result.chase_calls,
-        result.section.status_line()
+        result.section.status_line(),
+        times.summary()
     ));
     Some(result)
 }
