@@ -19,12 +19,13 @@ __device__ __forceinline__ unsigned int memtune_word_hash(unsigned long long i)
     return (unsigned int)i;
 }
 
-// Fill: data[i] = memtune_word_hash(i) for i in [0, n_words). Any grid (grid-stride loop).
-extern "C" __global__ void memtune_fill_words(unsigned int* data, unsigned long long n_words)
+// Fill: data[i] = memtune_word_hash(i) for i in [first, end). Any grid (grid-stride loop).
+extern "C" __global__ void memtune_fill_words(unsigned int* data, unsigned long long first,
+                                              unsigned long long end)
 {
     unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-         i < n_words; i += threads) {
+    for (unsigned long long i = first + (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < end; i += threads) {
         data[i] = memtune_word_hash(i);
     }
 }

@@ -146,7 +146,9 @@ pub mod digest {
 pub mod random_access {
     use super::KernelSource;
 
-    /// `memtune_fill_words(data: *mut u32, n_words: u64)`
+    /// `memtune_fill_words(data: *mut u32, first: u64, end: u64)`: words `first..end`, so
+    /// that a buffer can be filled as far as it is used (managed memory migrates the pages
+    /// it touches).
     pub const FILL: &str = "memtune_fill_words";
     /// `memtune_random_atomic(data: *mut u32, n_words: u64, reads: u32, seed: u64)`: the
     /// sampling kernel's draws (`reference::sampling::positions`), each an

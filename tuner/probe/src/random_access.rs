@@ -12,11 +12,16 @@ const KNEE_RATIO: f64 = 1.1;
 /// The draw cost is measured over the curve's largest region up to this: on an H200 the
 /// scopes that pay are 16-128 MiB, so a draw is weighed against reads in that range.
 const DRAW_REGION: u64 = 256 << 20;
+/// The largest managed region sampled. Once resident, managed memory reads as device
+/// memory does (an H100: 31.3 G reads/s over 39 GiB of either), and every GiB the sweep
+/// first touches migrates at about 6 GB/s (39 GiB took 6.3 s of a 42 s probe); planners
+/// read the curve as flat past its last point.
+const MANAGED_REGION_CAP: u64 = 8 << 30;
 /// Samples of a region that may mislead (see `sweep_random_access`).
 const RECHECK_REPEATS: usize = 3;
 
 /// Measures throughput over regions doubling from 64 KiB (quadrupling in quick mode) up to
-/// the footprint bound, one sample each (a run already spans many reads), then two more
+/// the footprint bound (managed memory: [`MANAGED_REGION_CAP`]), one sample each (a run already spans many reads), then two more
 /// where one slow run could mislead the knee. `on_region(region, fraction)` follows each
 /// region.
 pub fn sweep_random_access(
@@ -25,10 +30,15 @@ pub fn sweep_random_access(
     options: &ProbeOptions,
     on_region: &mut dyn FnMut(u64, f64),
 ) -> Result<RandomAccessCurve, BackendError> {
+    let cap = match kind {
+        MemoryKind::Managed => MANAGED_REGION_CAP,
+        MemoryKind::Device | MemoryKind::Pinned => u64::MAX,
+    };
     let bound = options
         .max_footprint_bytes
         .unwrap_or(u64::MAX)
-        .min(system.max_footprint(kind));
+        .min(system.max_footprint(kind))
+        .min(cap);
     let factor = if options.quick { 4 } else { 2 };
     let mut regions: Vec<u64> = std::iter::successors(Some(MIN_REGION), |r| r.checked_mul(factor))
         .take_while(|&r| r <= bound)
@@ -217,6 +227,7 @@ mod tests {
         draw_regions: Vec<u64>,
         atomics: Option<(u64, BackendError)>,
         atomic_regions: Vec<u64>,
+        bound: u64,
     }
 
     impl MemorySystem for Fake {
@@ -233,7 +244,7 @@ mod tests {
             vec![MemoryKind::Device]
         }
         fn max_footprint(&self, _: MemoryKind) -> u64 {
-            MIN_REGION * 16
+            self.bound
         }
         fn chase(&mut self, _: MemoryKind, _: u64, _: u64, _: u32) -> Result<f64, BackendError> {
             Ok(100.0)
@@ -275,6 +286,7 @@ mod tests {
             draw_regions: Vec::new(),
             atomics: None,
             atomic_regions: Vec::new(),
+            bound: MIN_REGION * 16,
         }
     }
 
@@ -330,6 +342,22 @@ mod tests {
         assert!(!curve.points.is_empty());
         let (curve, _) = sweep(Ok(Some(f64::NAN)));
         assert_eq!(curve.draw_cost_relative, None);
+    }
+
+    #[test]
+    fn managed_regions_stop_at_the_cap_and_device_regions_at_the_bound() {
+        for (kind, last) in [
+            (MemoryKind::Managed, MANAGED_REGION_CAP),
+            (MemoryKind::Device, 1 << 36),
+        ] {
+            let mut f = fake(Ok(None));
+            f.bound = 1 << 36;
+            let curve =
+                sweep_random_access(&mut f, kind, &ProbeOptions::default(), &mut |_, _| {})
+                    .unwrap();
+            let largest = curve.points.iter().map(|p| p.region_bytes).max();
+            assert_eq!(largest, Some(last), "{kind}");
+        }
     }
 
     #[test]

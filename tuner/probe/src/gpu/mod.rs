@@ -141,7 +141,8 @@ pub struct Gpu {
     limits: [u64; 3],
     /// The one buffer held at a time (switching kinds frees the previous one).
     buffer: Option<Buffer>,
-    /// Whether the buffer holds the random-access fill (a chase ring overwrites it).
+    /// How many leading words of the buffer hold the random-access fill (a chase ring
+    /// overwrites it).
     filled_words: u64,
     out: CudaSlice<u64>,
     cache: caches::CacheKernels,

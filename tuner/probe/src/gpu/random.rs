@@ -13,18 +13,22 @@ use memtune_kernels::{random_access, reference};
 use std::sync::Arc;
 
 impl Gpu {
-    /// `kind`'s buffer, at least `region` bytes, with every word filled by
-    /// `memtune_fill_words` (once per buffer), so the CPU can recompute sums of its words.
+    /// `kind`'s buffer, at least `region` bytes, its first `region` bytes filled by
+    /// `memtune_fill_words` (each word once per buffer), so the CPU can recompute sums of
+    /// its words. Only what is used is filled: managed memory migrates each page it
+    /// touches, at about 6 GB/s on an H100.
     fn filled_buffer(&mut self, kind: MemoryKind, region: u64) -> Result<u64, GpuError> {
         self.fault(FaultOp::Alloc, FaultSection::Random(kind))?;
         let base = self.buffer(kind, region)?;
         // The buffer held, which a TLB confirmation may have replaced by a smaller one.
-        let all_words = self.buffer.as_ref().map_or(0, |b| b.len_bytes() as u64) / 4;
-        if self.filled_words != all_words {
+        let held_words = self.buffer.as_ref().map_or(0, |b| b.len_bytes() as u64) / 4;
+        let wanted = region.div_ceil(4).min(held_words);
+        if self.filled_words < wanted {
+            let first = self.filled_words;
             let mut fill = self.stream.launch_builder(&self.kernels.fill);
-            fill.arg(&base).arg(&all_words);
+            fill.arg(&base).arg(&first).arg(&wanted);
             let blocks = self.identity.sm_count.max(1) * 8;
-            // SAFETY: writes `all_words` words, the whole buffer.
+            // SAFETY: writes words `first..wanted`, inside the buffer held.
             unsafe {
                 fill.launch(LaunchConfig {
                     grid_dim: (blocks, 1, 1),
@@ -33,7 +37,7 @@ impl Gpu {
                 })
             }
             .map_err(cuda("launching memtune_fill_words"))?;
-            self.filled_words = all_words;
+            self.filled_words = wanted;
         }
         Ok(base)
     }
