@@ -1,5 +1,6 @@
-//! NVRTC compilation of a [`KernelSource`] to PTX. Warnings count as errors: a clean
-//! compile leaves NVRTC's log empty, so any log text fails the compilation.
+//! NVRTC compilation of a [`KernelSource`] to PTX, or to a CUBIN for one architecture.
+//! Warnings count as errors: a clean compile leaves NVRTC's log empty, so any log text
+//! fails the compilation.
 //!
 //! Every source may `#include` the headers in [`HEADERS`]: NVRTC gets them by name from
 //! the binary, so nothing is read from disk at run time.
@@ -81,6 +82,74 @@ pub fn compile_ptx_with_headers(
     defines: &[(&str, &str)],
     headers: &[(&str, &str)],
 ) -> Result<CompiledPtx, CompileError> {
+    let compiled = compiled_program(source, arch, defines, headers)?;
+    // SAFETY: the program was compiled above and is destroyed only when `compiled` drops.
+    let ptx = unsafe { result::get_ptx(compiled.prog.0) }
+        .map_err(|e| nvrtc_error(source, arch, "nvrtcGetPTX", e))?;
+    Ok(CompiledPtx {
+        source_name: source.name,
+        arch: arch.to_owned(),
+        text: c_chars_to_string(&ptx),
+    })
+}
+
+/// [`compile_ptx`] to a CUBIN for a real architecture (`sm_90`, not `compute_90`): the
+/// machine code, which the driver loads without compiling PTX again.
+pub fn compile_cubin(
+    source: &KernelSource,
+    arch: &str,
+    defines: &[(&str, &str)],
+) -> Result<Vec<u8>, CompileError> {
+    let compiled = compiled_program(source, arch, defines, &[])?;
+    let prog = &compiled.prog;
+    let mut size = 0usize;
+    // SAFETY: the program was compiled above; `size` is a valid out-pointer.
+    unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size).result() }
+        .map_err(|e| nvrtc_error(source, arch, "nvrtcGetCUBINSize", e))?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds the `size` bytes NVRTC reported.
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast::<c_char>()).result() }
+        .map_err(|e| nvrtc_error(source, arch, "nvrtcGetCUBIN", e))?;
+    Ok(cubin)
+}
+
+/// NVRTC's version, `(major, minor)`, or `None` where NVRTC cannot be loaded.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    ensure_nvrtc().ok()?;
+    let (mut major, mut minor): (c_int, c_int) = (0, 0);
+    // SAFETY: both are valid out-pointers.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor).result() }.ok()?;
+    Some((major, minor))
+}
+
+fn nvrtc_error(
+    source: &KernelSource,
+    arch: &str,
+    call: &'static str,
+    error: result::NvrtcError,
+) -> CompileError {
+    CompileError::Nvrtc {
+        source_name: source.name,
+        arch: arch.to_owned(),
+        call,
+        error,
+    }
+}
+
+/// A compiled NVRTC program with the strings it was created from, which must outlive it
+/// (fields drop in order: the program first).
+struct Compiled {
+    prog: Program,
+    _strings: (CString, CString, HeaderStrings),
+}
+
+/// `source` compiled by NVRTC with `defines` and `headers` for `arch`, its log empty.
+fn compiled_program(
+    source: &KernelSource,
+    arch: &str,
+    defines: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Result<Compiled, CompileError> {
     ensure_nvrtc()?;
     let source_name = source.name;
     let nul = |what: String| CompileError::NulByte {
@@ -132,11 +201,9 @@ pub fn compile_ptx_with_headers(
             log,
         });
     }
-    let ptx = unsafe { result::get_ptx(prog.0) }.map_err(|e| nvrtc("nvrtcGetPTX", e))?;
-    Ok(CompiledPtx {
-        source_name,
-        arch: arch.to_owned(),
-        text: c_chars_to_string(&ptx),
+    Ok(Compiled {
+        prog,
+        _strings: (src, name, headers),
     })
 }
 
@@ -283,6 +350,22 @@ mod tests {
         assert!(compile_ptx(&src, "sm_90", &[]).is_err());
         let ptx = compile_ptx(&src, "sm_90", &[("MEMTUNE_X", "7")]);
         assert!(ptx.as_ref().is_ok_and(|p| p.has_entry("k")), "{ptx:?}");
+    }
+
+    #[test]
+    fn cubin_is_machine_code_for_the_architecture() {
+        if !nvrtc_or_skip("compile::tests::cubin_is_machine_code_for_the_architecture") {
+            return;
+        }
+        let src = source("extern \"C\" __global__ void k(int* o) { *o = MEMTUNE_X; }\n");
+        let cubin = compile_cubin(&src, "sm_90", &[("MEMTUNE_X", "7")]);
+        assert!(
+            cubin.as_ref().is_ok_and(|c| c.starts_with(b"\x7fELF")),
+            "{cubin:?}"
+        );
+        // Diagnostics fail it as they fail PTX.
+        assert!(compile_cubin(&src, "sm_90", &[]).is_err());
+        assert!(nvrtc_version().is_some_and(|(major, _)| major >= 12));
     }
 
     #[test]

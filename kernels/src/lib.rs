@@ -10,7 +10,9 @@ pub mod params;
 pub mod reference;
 pub mod toolchain;
 
-pub use compile::{compile_ptx, compile_ptx_with_headers, CompileError, CompiledPtx};
+pub use compile::{
+    compile_cubin, compile_ptx, compile_ptx_with_headers, nvrtc_version, CompileError, CompiledPtx,
+};
 pub use toolchain::{ensure_nvrtc, NvrtcLocation, ToolchainError};
 
 /// One CUDA source file and the `extern "C"` kernels it defines.

@@ -5,9 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
 use memtune_core::DeviceIdentity;
-use memtune_kernels::{compile_ptx, KernelSource};
+use memtune_kernels::{compile_cubin, compile_ptx, nvrtc_version, KernelSource};
 
+use super::kernel_cache::{self, KernelCache};
 use super::{cuda, Error};
 use crate::device;
 
@@ -21,6 +23,7 @@ pub struct Context {
     identity: DeviceIdentity,
     arch: String,
     modules: HashMap<ModuleKey, Arc<CudaModule>>,
+    kernels: KernelCache,
 }
 
 impl Context {
@@ -44,6 +47,7 @@ impl Context {
             arch: format!("sm_{}{}", cc.major, cc.minor),
             identity,
             modules: HashMap::new(),
+            kernels: KernelCache::from_env(),
         })
     }
 
@@ -108,13 +112,33 @@ impl Context {
         if let Some(m) = self.modules.get(&key) {
             return Ok(m.clone());
         }
-        let ptx = compile_ptx(source, &self.arch, defines)?;
-        let m = self
-            .ctx
-            .load_module(ptx.to_cudarc())
-            .map_err(cuda(format!("loading {}", source.name)))?;
+        let m = self.load(source, defines)?;
         self.modules.insert(key, m.clone());
         Ok(m)
+    }
+
+    /// The module from the kernel cache, else compiled to a CUBIN (and cached), else, where
+    /// the driver refuses that, compiled to PTX for the driver to finish.
+    fn load(
+        &self,
+        source: &KernelSource,
+        defines: &[(&str, &str)],
+    ) -> Result<Arc<CudaModule>, Error> {
+        let key = kernel_cache::key(source, defines, &self.arch, nvrtc_version());
+        if let Some(cubin) = self.kernels.get(&key) {
+            if let Ok(m) = self.ctx.load_module(Ptx::from_binary(cubin)) {
+                return Ok(m);
+            }
+        }
+        let cubin = compile_cubin(source, &self.arch, defines)?;
+        if let Ok(m) = self.ctx.load_module(Ptx::from_binary(cubin.clone())) {
+            self.kernels.put(&key, &cubin);
+            return Ok(m);
+        }
+        let ptx = compile_ptx(source, &self.arch, defines)?;
+        self.ctx
+            .load_module(ptx.to_cudarc())
+            .map_err(cuda(format!("loading {}", source.name)))
     }
 
     /// Kernel `entry` of `source` compiled with `defines`.

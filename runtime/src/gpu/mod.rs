@@ -2,7 +2,8 @@
 //! tuned launches and the autotuner.
 //!
 //! - [`Context`]: one GPU opened by ordinal (its identity, primary context, default stream
-//!   and architecture) with a cache of NVRTC-compiled modules keyed by source and defines;
+//!   and architecture) with a cache of NVRTC-compiled modules keyed by source and defines,
+//!   their machine code kept on disk between runs ([`KernelCache`]);
 //! - [`Buffer`]: one allocation of device, pinned (mapped or not) or managed memory, freed
 //!   on drop;
 //! - [`time_ms`] and [`time_runs`]: CUDA-event timing after a sync, with [`Timing`]'s median
@@ -12,10 +13,12 @@
 
 mod buffer;
 mod context;
+mod kernel_cache;
 mod timer;
 
 pub use buffer::Buffer;
 pub use context::Context;
+pub use kernel_cache::{key as kernel_key, KernelCache, ENV_KERNEL_CACHE};
 pub use timer::{time_ms, time_runs, Timing};
 
 use cudarc::driver::DriverError;

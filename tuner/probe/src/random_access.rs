@@ -352,9 +352,8 @@ mod tests {
         ] {
             let mut f = fake(Ok(None));
             f.bound = 1 << 36;
-            let curve =
-                sweep_random_access(&mut f, kind, &ProbeOptions::default(), &mut |_, _| {})
-                    .unwrap();
+            let curve = sweep_random_access(&mut f, kind, &ProbeOptions::default(), &mut |_, _| {})
+                .unwrap();
             let largest = curve.points.iter().map(|p| p.region_bytes).max();
             assert_eq!(largest, Some(last), "{kind}");
         }
