@@ -62,6 +62,8 @@ const CALIBRATION_REPEATS: usize = 32;
 /// Repeats of the measurements that set a value (hit latencies, ramps).
 pub(crate) const REPEATS: usize = 3;
 const HIT_REPEATS: usize = 5;
+/// Sweep points this factor past the last level's ramp read the latency beyond it.
+const BEYOND_SWEPT: f64 = 2.0;
 
 /// What one path showed.
 #[derive(Debug, Clone)]
@@ -272,20 +274,30 @@ impl PathProbe<'_> {
                 attribute_bytes: None,
             });
         }
-        // Past the last level.
+        // Past the last level: the coarse sweep's own points there where it has two (each
+        // a ring of up to 2^20 loads past the L2, about 0.3 s), else measured.
         let beyond_cycles = match found.last() {
             Some(last) => {
                 let footprint = ((last.end * 2.0) as u64)
                     .max(last.size * self.past_last_rise())
                     .min(self.bound);
-                let stride = lines
-                    .iter()
-                    .map(|l| l.unwrap_or(LONG_STRIDE))
-                    .max()
-                    .unwrap_or(1)
-                    .max(self.sweep_stride(footprint));
-                let repeats = self.repeats_of(stride, footprint, HIT_REPEATS);
-                self.median_of(stride, footprint, repeats)?
+                let swept: Vec<f64> = medians_by(&self.sweep, |p| p.footprint_bytes)
+                    .into_iter()
+                    .filter(|&(f, _)| f as f64 >= last.end * BEYOND_SWEPT)
+                    .map(|p| p.1)
+                    .collect();
+                if swept.len() >= 2 {
+                    median(&swept)
+                } else {
+                    let stride = lines
+                        .iter()
+                        .map(|l| l.unwrap_or(LONG_STRIDE))
+                        .max()
+                        .unwrap_or(1)
+                        .max(self.sweep_stride(footprint));
+                    let repeats = self.repeats_of(stride, footprint, HIT_REPEATS);
+                    self.median_of(stride, footprint, repeats)?
+                }
             }
             None => {
                 let tail: Vec<f64> = medians_by(&self.sweep, |p| p.footprint_bytes)
