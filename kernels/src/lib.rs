@@ -79,6 +79,93 @@ pub mod cache_chase {
     };
 }
 
+/// Main-memory latency distribution: one thread follows a randomly ordered pointer chain
+/// over a large device array and times each load on its own.
+pub mod random_chase {
+    use super::KernelSource;
+
+    /// `memtune_random_chase_init(base: u64, stride_bytes: u64, order: *const u32, count: u64)`:
+    /// node `order[k]` points to node `order[(k + 1) % count]`.
+    pub const INIT: &str = "memtune_random_chase_init";
+    /// `memtune_random_chase_flush(base: u64, stride_bytes: u64, line_bytes: u64, count: u64, sink: *mut u64)`:
+    /// reads every `line_bytes` of the array but each node's first line, to evict the chain
+    /// from L2.
+    pub const FLUSH: &str = "memtune_random_chase_flush";
+    /// `memtune_random_chase_sample(start: u64, warm: u32, samples: u32, out: *mut u64)`,
+    /// one block; `out` holds `samples + 1` words: the cycles of each timed hop, then the
+    /// address reached.
+    pub const SAMPLE: &str = "memtune_random_chase_sample";
+    /// Most hops one sample launch times (its shared-memory array).
+    pub const MAX_SAMPLES: u32 = 2048;
+
+    pub const SOURCE: KernelSource = KernelSource {
+        name: "random_chase.cu",
+        source: include_str!("../cuda/random_chase.cu"),
+        entries: &[INIT, FLUSH, SAMPLE],
+    };
+
+    /// A random order of the nodes `0..count`, reproducible from `seed` (Fisher-Yates with
+    /// SplitMix64): the chain `order[0] -> order[1] -> ... -> order[0]` visits every node
+    /// once per cycle, whatever the order.
+    pub fn random_order(count: u32, seed: u64) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..count).collect();
+        let mut state = seed;
+        for i in (1..order.len()).rev() {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let r = super::digest::mix64(state);
+            // Multiply-shift: a draw in [0, i] without a modulo's bias worth noticing.
+            let j = ((u128::from(r) * (i as u128 + 1)) >> 64) as usize;
+            order.swap(i, j);
+        }
+        order
+    }
+
+    /// What `memtune_random_chase_init` writes, on the CPU: the node each node points to.
+    pub fn successors(order: &[u32]) -> Vec<u32> {
+        let mut next = vec![0u32; order.len()];
+        for (k, &node) in order.iter().enumerate() {
+            next[node as usize] = order[(k + 1) % order.len()];
+        }
+        next
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_order_is_a_reproducible_permutation() {
+            let order = random_order(1000, 7);
+            assert_eq!(order, random_order(1000, 7));
+            assert_ne!(order, random_order(1000, 8));
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..1000).collect::<Vec<u32>>());
+            // Shuffled: few nodes stay in place.
+            let fixed = order.iter().enumerate().filter(|&(i, &n)| i as u32 == n);
+            assert!(fixed.count() < 10);
+            assert!(random_order(0, 1).is_empty());
+            assert_eq!(random_order(1, 1), [0]);
+        }
+
+        #[test]
+        fn the_chain_is_one_cycle_through_every_node() {
+            for count in [1u32, 2, 3, 1024] {
+                let next = successors(&random_order(count, 42));
+                let mut seen = vec![false; count as usize];
+                let mut node = 0u32;
+                for _ in 0..count {
+                    assert!(!seen[node as usize], "node {node} visited twice");
+                    seen[node as usize] = true;
+                    node = next[node as usize];
+                }
+                assert_eq!(node, 0, "back at the start after {count} hops");
+                assert!(seen.iter().all(|&s| s));
+            }
+        }
+    }
+}
+
 /// Digest of a buffer's bits on the GPU ([`digest::words`] on the CPU).
 pub mod digest {
     use super::KernelSource;
@@ -466,6 +553,7 @@ pub mod replay {
 pub const SOURCES: &[KernelSource] = &[
     pointer_chase::SOURCE,
     cache_chase::SOURCE,
+    random_chase::SOURCE,
     digest::SOURCE,
     random_access::SOURCE,
     sampling::SOURCE,

@@ -110,6 +110,30 @@ fn cache_chases_use_their_load_paths() {
     );
 }
 
+/// The random chase must time L2-only loads with the cycle counter and keep its samples in
+/// a 2048-entry shared array (8 KiB), so that no global store is timed.
+#[test]
+fn the_random_chase_times_cg_loads_into_shared_memory() {
+    let Some(text) = sm90_ptx(
+        "the_random_chase_times_cg_loads_into_shared_memory",
+        &memtune_kernels::random_chase::SOURCE,
+    ) else {
+        return;
+    };
+    assert!(
+        text.contains("ld.global.cg.u64"),
+        "no ld.global.cg.u64 in PTX"
+    );
+    assert!(text.contains("%clock64"), "no %clock64 read in PTX");
+    let shared = 4 * memtune_kernels::random_chase::MAX_SAMPLES;
+    let array = format!("[{shared}]");
+    assert!(
+        text.lines()
+            .any(|l| l.contains(".shared") && l.contains(&array)),
+        "no {shared}-byte shared sample array in PTX"
+    );
+}
+
 /// The atomic sampler must update its words with a global atomic add, as the grouping
 /// insert's count update does, and the sum kernel must read them back.
 #[test]

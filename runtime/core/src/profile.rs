@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use crate::profile_latency::LatencyDistribution;
+
 /// The schema name and major version written into every profile.
 pub const SCHEMA: &str = "memtune-profile/1";
 /// The schema family; the number after the `/` is the major version.
@@ -364,6 +366,10 @@ pub struct CacheHierarchy {
     /// Cycles of a chase load that misses every cache (the L2 path's last plateau); absent
     /// when no data path could be measured.
     pub dram_latency_cycles: Option<f64>,
+    /// Individually timed loads of a random chase over a large array (minor 1; absent in
+    /// older and simulated profiles, and where the step failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_latency_distribution: Option<LatencyDistribution>,
     /// Cycles of one dependent shared-memory load; absent when not measurable.
     pub shared_memory_latency_cycles: Option<f64>,
     /// Every chase taken, grouped by path, carveout and purpose.

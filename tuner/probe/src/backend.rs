@@ -35,6 +35,16 @@ pub enum Carveout {
 /// The most loads a backend needs to time per `chase` call, after its warm-up walk.
 pub const TIMED_LOADS_CAP: u64 = 2048;
 
+/// What [`MemorySystem::random_chase_samples`] measured: the cycles of each timed load of a
+/// chain of `footprint_bytes / stride_bytes` nodes visited in a random order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomChaseSamples {
+    pub footprint_bytes: u64,
+    pub stride_bytes: u64,
+    /// One per timed load, in walk order.
+    pub cycles: Vec<u64>,
+}
+
 /// A GPU memory system, as the probe sees it.
 pub trait MemorySystem {
     fn name(&self) -> String;
@@ -127,6 +137,21 @@ pub trait MemorySystem {
     fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
         Err(BackendError::Unsupported {
             what: format!("{} has no shared-memory model", self.name()),
+        })
+    }
+    /// Main-memory latency as a distribution (mt4g's): one thread follows a chain that
+    /// visits the nodes of a large device array in a random order, `warm` hops untimed,
+    /// then times each of `samples` dependent loads (`ld.global.cg`) on its own. The system
+    /// picks the footprint and stride. Systems without such a model answer
+    /// [`BackendError::Unsupported`].
+    fn random_chase_samples(
+        &mut self,
+        warm: u32,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        let _ = (warm, samples);
+        Err(BackendError::Unsupported {
+            what: format!("{} has no main-memory latency model", self.name()),
         })
     }
 }

@@ -7,10 +7,14 @@ use super::metered::{Counters, Metered};
 use super::options::ProbeOptions;
 use super::progress::{Progress, ProgressEvent, Stage};
 use super::robust::median;
-use memtune_core::profile::{CacheHierarchy, MemoryKind, Section};
+use memtune_core::profile::{CacheHierarchy, LatencyDistribution, MemoryKind, Section};
 
 /// Repeats of the shared-memory latency.
 const SHARED_REPEATS: usize = 5;
+/// Untimed hops, then individually timed loads, of the main-memory latency distribution
+/// (mt4g's counts).
+pub const DRAM_WARM_HOPS: u32 = 2048;
+pub const DRAM_SAMPLES: u32 = 2048;
 /// An L1-path level within this fraction of the L2 path's first level is that level: the
 /// system has no L1 on the global path.
 const SAME_LEVEL: f64 = 0.05;
@@ -25,6 +29,8 @@ pub struct CacheProbeResult {
     pub chase_calls: u64,
     /// Loads walked: warm-up walks plus timed loads.
     pub loads: u64,
+    /// Parts left out without failing the section (the main-memory latency distribution).
+    pub warnings: Vec<String>,
 }
 
 /// The passes of the probe, in order.
@@ -43,8 +49,12 @@ pub fn probe_caches(
 ) -> CacheProbeResult {
     let counters = Counters::default();
     let mut meter = Metered::new(system, &counters, &options.cancel);
+    let mut warnings = Vec::new();
     let section = match run(&mut meter, options, progress, &counters) {
-        Ok(Some(h)) => Section::Measured(h),
+        Ok(Some(mut h)) => {
+            h.dram_latency_distribution = dram_distribution(&mut meter, &mut warnings);
+            Section::Measured(h)
+        }
         Ok(None) => Section::not_measured(format!(
             "{} has no cache or shared-memory model",
             meter.name()
@@ -55,7 +65,54 @@ pub fn probe_caches(
         section,
         chase_calls: counters.chase_calls.get(),
         loads: counters.loads.get(),
+        warnings,
     }
+}
+
+/// The main-memory latency distribution, after the cache chases. It is an addition to the
+/// section: where it cannot be measured it is left out (with a warning when it failed),
+/// never failing the caches.
+fn dram_distribution(
+    system: &mut dyn MemorySystem,
+    warnings: &mut Vec<String>,
+) -> Option<LatencyDistribution> {
+    let not_measured = "caches: DRAM latency distribution not measured";
+    let samples = match system.random_chase_samples(DRAM_WARM_HOPS, DRAM_SAMPLES) {
+        Ok(s) => s,
+        Err(BackendError::Unsupported { .. }) => return None,
+        Err(e) => {
+            warnings.push(format!("{not_measured}: {e}"));
+            return None;
+        }
+    };
+    let d = LatencyDistribution::from_samples(
+        samples.footprint_bytes,
+        samples.stride_bytes,
+        &samples.cycles,
+    );
+    match d {
+        Some(d) if plausible(&d) => Some(d),
+        Some(d) => {
+            warnings.push(format!("{not_measured}: implausible samples ({d})"));
+            None
+        }
+        None => {
+            warnings.push(format!("{not_measured}: no load was timed"));
+            None
+        }
+    }
+}
+
+/// Whether `d` passes the profile's rules for it (`memtune_core::validate`), so that one
+/// odd measurement never makes the whole profile invalid.
+fn plausible(d: &LatencyDistribution) -> bool {
+    let max = memtune_core::validate::MAX_LATENCY;
+    let cycles = [d.mean_cycles, d.p50_cycles, d.p95_cycles, d.p99_cycles];
+    cycles.iter().all(|&c| c.is_finite() && c > 0.0 && c <= max)
+        && d.stdev_cycles.is_finite()
+        && d.stdev_cycles <= max
+        && d.stride_bytes > 0
+        && d.footprint_bytes >= d.stride_bytes
 }
 
 fn run(
@@ -98,6 +155,7 @@ fn run(
     let mut hierarchy = CacheHierarchy {
         levels: Vec::new(),
         dram_latency_cycles: dram,
+        dram_latency_distribution: None,
         shared_memory_latency_cycles: (!shared.is_empty()).then(|| median(&shared)),
         curves: Vec::new(),
     };
@@ -125,5 +183,132 @@ fn supported<T>(result: Result<T, BackendError>) -> Result<Option<T>, BackendErr
         Ok(t) => Ok(Some(t)),
         Err(BackendError::Unsupported { .. }) => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NoProgress, RandomChaseSamples};
+
+    /// A system with shared memory only, whose random chase answers `chase`.
+    struct SharedOnly {
+        chase: fn() -> Result<RandomChaseSamples, BackendError>,
+    }
+
+    impl MemorySystem for SharedOnly {
+        fn name(&self) -> String {
+            "shared only".into()
+        }
+        fn clock_mhz(&self) -> f64 {
+            1000.0
+        }
+        fn sm_count(&self) -> u32 {
+            1
+        }
+        fn kinds(&self) -> Vec<MemoryKind> {
+            vec![MemoryKind::Device]
+        }
+        fn max_footprint(&self, _: MemoryKind) -> u64 {
+            1 << 30
+        }
+        fn chase(&mut self, _: MemoryKind, _: u64, _: u64, _: u32) -> Result<f64, BackendError> {
+            Err(BackendError::Unsupported { what: "no".into() })
+        }
+        fn chase_pair(
+            &mut self,
+            _: MemoryKind,
+            _: u64,
+            _: u64,
+            _: u32,
+            _: u32,
+        ) -> Result<f64, BackendError> {
+            Err(BackendError::Unsupported { what: "no".into() })
+        }
+        fn random_access(&mut self, _: MemoryKind, _: u64) -> Result<f64, BackendError> {
+            Err(BackendError::Unsupported { what: "no".into() })
+        }
+        fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
+            Ok(30.0)
+        }
+        fn random_chase_samples(
+            &mut self,
+            warm: u32,
+            samples: u32,
+        ) -> Result<RandomChaseSamples, BackendError> {
+            assert_eq!((warm, samples), (DRAM_WARM_HOPS, DRAM_SAMPLES));
+            (self.chase)()
+        }
+    }
+
+    fn probe(chase: fn() -> Result<RandomChaseSamples, BackendError>) -> CacheProbeResult {
+        let mut system = SharedOnly { chase };
+        probe_caches(&mut system, &ProbeOptions::default(), &mut NoProgress)
+    }
+
+    fn distribution(r: &CacheProbeResult) -> Option<&LatencyDistribution> {
+        match &r.section {
+            Section::Measured(h) => h.dram_latency_distribution.as_ref(),
+            other => panic!("the caches failed: {}", other.status_line()),
+        }
+    }
+
+    #[test]
+    fn the_dram_distribution_joins_the_measured_section() {
+        let r = probe(|| {
+            Ok(RandomChaseSamples {
+                footprint_bytes: 1 << 30,
+                stride_bytes: 1 << 10,
+                cycles: (0..2048).map(|i| 800 + i % 100).collect(),
+            })
+        });
+        let d = distribution(&r).expect("measured");
+        assert_eq!(
+            (d.samples, d.p50_cycles, d.footprint_bytes),
+            (2048, 848.0, 1 << 30)
+        );
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        // The walk's loads are counted (beyond what the other passes asked for).
+        let without = probe(|| Err(BackendError::Unsupported { what: "no".into() }));
+        assert_eq!(
+            r.loads - without.loads,
+            u64::from(DRAM_WARM_HOPS + DRAM_SAMPLES)
+        );
+    }
+
+    #[test]
+    fn a_failed_or_implausible_chase_leaves_it_out_with_a_warning() {
+        let failed = probe(|| {
+            Err(BackendError::Launch {
+                message: "out of memory".into(),
+            })
+        });
+        assert_eq!(distribution(&failed), None);
+        assert_eq!(
+            failed.warnings,
+            ["caches: DRAM latency distribution not measured: kernel launch failed: out of memory"]
+        );
+        let empty = probe(|| {
+            Ok(RandomChaseSamples {
+                footprint_bytes: 1 << 30,
+                stride_bytes: 1 << 10,
+                cycles: Vec::new(),
+            })
+        });
+        let huge = probe(|| {
+            Ok(RandomChaseSamples {
+                footprint_bytes: 1 << 30,
+                stride_bytes: 1 << 10,
+                cycles: vec![1 << 40],
+            })
+        });
+        for odd in [empty, huge] {
+            assert_eq!(distribution(&odd), None);
+            assert_eq!(odd.warnings.len(), 1, "{:?}", odd.warnings);
+        }
+        // A system without the model says nothing.
+        let none = probe(|| Err(BackendError::Unsupported { what: "no".into() }));
+        assert_eq!(distribution(&none), None);
+        assert!(none.warnings.is_empty());
     }
 }

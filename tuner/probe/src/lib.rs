@@ -35,7 +35,8 @@ mod steps;
 mod sweep;
 
 pub use backend::{
-    BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP,
+    BackendError, Carveout, LoadPath, MemorySystem, RandomChaseSamples, CONSTANT_BANK_BYTES,
+    TIMED_LOADS_CAP,
 };
 pub use caches::{probe_caches, CacheProbeResult};
 pub use cancel::Cancel;

@@ -1,7 +1,9 @@
 //! Counts what a probe asks of its backend, in the units a real GPU pays: calls and loads;
 //! and stops asking once the probe is cancelled.
 
-use super::backend::{BackendError, Carveout, LoadPath, MemorySystem, TIMED_LOADS_CAP};
+use super::backend::{
+    BackendError, Carveout, LoadPath, MemorySystem, RandomChaseSamples, TIMED_LOADS_CAP,
+};
 use super::cancel::Cancel;
 use memtune_core::profile::MemoryKind;
 use std::cell::Cell;
@@ -151,5 +153,21 @@ impl MemorySystem for Metered<'_> {
     fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
         self.go_on()?;
         self.inner.shared_memory_latency()
+    }
+
+    fn random_chase_samples(
+        &mut self,
+        warm: u32,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        self.go_on()?;
+        let result = self.inner.random_chase_samples(warm, samples);
+        // Only a walk that ran costs loads (most systems model none).
+        if result.is_ok() {
+            let c = self.counters;
+            c.loads
+                .set(c.loads.get() + u64::from(warm) + u64::from(samples));
+        }
+        result
     }
 }

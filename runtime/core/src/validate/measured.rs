@@ -5,7 +5,9 @@ use super::{
     MAX_GRID_DIM, MAX_LATENCY, MAX_LINE_BYTES, MAX_MS, MAX_POINTS, MAX_RATE, MAX_REPEATS,
     MAX_STAGING_ENTRIES, MAX_WAYS, MIN_LINE_BYTES,
 };
-use crate::profile::{Bandwidth, CacheHierarchy, CachePath, Profile, StagingEntry, StagingTable};
+use crate::profile::{
+    Bandwidth, CacheHierarchy, CachePath, LatencyDistribution, Profile, StagingEntry, StagingTable,
+};
 use std::collections::BTreeMap;
 
 /// How far `benefit` may stray from `best_plain_ms / best_staged_ms`, relatively.
@@ -77,6 +79,9 @@ fn caches(c: &mut Checker, path: &str, h: &CacheHierarchy) {
     if let Some(x) = h.shared_memory_latency_cycles {
         c.positive(&at(path, "shared_memory_latency_cycles"), x, MAX_LATENCY);
     }
+    if let Some(d) = &h.dram_latency_distribution {
+        latency_distribution(c, &at(path, "dram_latency_distribution"), d);
+    }
     let curves_path = at(path, "curves");
     if !c.count(&curves_path, h.curves.len(), MAX_CURVES) {
         return;
@@ -106,6 +111,43 @@ fn caches(c: &mut Checker, path: &str, h: &CacheHierarchy) {
                 point.cycles_per_load,
                 MAX_LATENCY,
             );
+        }
+    }
+}
+
+/// A random chase's distribution: a chain of at least one node, at least one sample (at
+/// most [`MAX_POINTS`]), finite positive latencies, and `p50 <= p95 <= p99`.
+fn latency_distribution(c: &mut Checker, path: &str, d: &LatencyDistribution) {
+    let f = |k: &str| at(path, k);
+    if c.int_in(&f("stride_bytes"), d.stride_bytes, 1, MAX_BYTES) {
+        c.int_in(
+            &f("footprint_bytes"),
+            d.footprint_bytes,
+            d.stride_bytes,
+            MAX_BYTES,
+        );
+    }
+    c.int_in(&f("samples"), d.samples.into(), 1, MAX_POINTS as u64);
+    c.positive(&f("mean_cycles"), d.mean_cycles, MAX_LATENCY);
+    c.non_negative(&f("stdev_cycles"), d.stdev_cycles, MAX_LATENCY);
+    let percentiles = [
+        ("p50_cycles", d.p50_cycles),
+        ("p95_cycles", d.p95_cycles),
+        ("p99_cycles", d.p99_cycles),
+    ];
+    let mut ok = true;
+    for (key, x) in percentiles {
+        ok &= c.positive(&f(key), x, MAX_LATENCY);
+    }
+    if ok {
+        for pair in percentiles.windows(2) {
+            let ((low_key, low), (key, x)) = (pair[0], pair[1]);
+            if x < low {
+                c.fail(
+                    &f(key),
+                    format!("{x} is below {low_key} {low}: percentiles grow"),
+                );
+            }
         }
     }
 }

@@ -130,3 +130,58 @@ fn an_l2_read_is_checked_and_round_trips() {
         );
     }
 }
+
+#[test]
+fn a_dram_latency_distribution_is_checked_and_round_trips() {
+    let text = include_str!(
+        "../../../../tests/fixtures/h100/GPU-4cb44b00-746e-ef0d-e563-1b303c5eaaff.json"
+    );
+    let mut p: crate::profile::Profile = serde_json::from_str(text).expect("a profile");
+    let Section::Measured(h) = &mut p.caches else {
+        panic!("the fixture's caches are measured");
+    };
+    assert_eq!(
+        h.dram_latency_distribution, None,
+        "profiles without it still read"
+    );
+    let good = crate::profile::LatencyDistribution {
+        footprint_bytes: 1 << 30,
+        stride_bytes: 1 << 10,
+        samples: 2048,
+        mean_cycles: 880.0,
+        stdev_cycles: 60.0,
+        p50_cycles: 864.0,
+        p95_cycles: 1020.0,
+        p99_cycles: 1100.0,
+    };
+    h.dram_latency_distribution = Some(good.clone());
+    validate(&p).expect("valid");
+    let back: crate::profile::Profile =
+        serde_json::from_str(&serde_json::to_string(&p).expect("serialize")).expect("parse");
+    assert_eq!(back.caches, p.caches);
+
+    type Spoil = fn(&mut crate::profile::LatencyDistribution);
+    let bad: [(&str, Spoil); 7] = [
+        ("p95_cycles", |d| d.p95_cycles = 800.0),
+        ("p99_cycles", |d| d.p99_cycles = 1000.0),
+        ("p50_cycles", |d| d.p50_cycles = f64::NAN),
+        ("mean_cycles", |d| d.mean_cycles = 0.0),
+        ("samples", |d| d.samples = 0),
+        ("stride_bytes", |d| d.stride_bytes = 0),
+        ("footprint_bytes", |d| d.footprint_bytes = 512),
+    ];
+    for (field, spoil) in bad {
+        let mut q = p.clone();
+        if let Section::Measured(h) = &mut q.caches {
+            let mut d = good.clone();
+            spoil(&mut d);
+            h.dram_latency_distribution = Some(d);
+        }
+        let err = validate(&q).unwrap_err();
+        assert_eq!(
+            err.violations[0].path,
+            format!("caches.dram_latency_distribution.{field}"),
+            "{err}"
+        );
+    }
+}

@@ -225,6 +225,9 @@ pub fn cache_summary(profile: &Profile) -> Vec<String> {
         cycles(h.dram_latency_cycles),
         cycles(h.shared_memory_latency_cycles)
     ));
+    if let Some(d) = &h.dram_latency_distribution {
+        lines.push(format!("DRAM {d}"));
+    }
     lines
 }
 

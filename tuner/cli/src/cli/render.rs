@@ -110,6 +110,9 @@ pub fn profile(p: &Profile) -> String {
             cycles(h.shared_memory_latency_cycles),
             h.curves.len()
         );
+        if let Some(d) = &h.dram_latency_distribution {
+            let _ = writeln!(s, "  DRAM {d}");
+        }
     }
     let _ = writeln!(
         s,
@@ -289,6 +292,54 @@ mod tests {
         assert_eq!(
             throughput_range(&[p(64, 0.031), p(1024, 0.04)]).as_deref(),
             Some("40.0 M/s at best (1 GiB), 40.0 M/s over 1 GiB")
+        );
+    }
+}
+
+#[cfg(test)]
+mod dram_tests {
+    use super::*;
+    use memtune_core::profile::LatencyDistribution;
+
+    fn h100() -> Profile {
+        let text = include_str!(
+            "../../../../tests/fixtures/h100/GPU-4cb44b00-746e-ef0d-e563-1b303c5eaaff.json"
+        );
+        serde_json::from_str(text).expect("the H100 fixture")
+    }
+
+    #[test]
+    fn the_dram_latency_distribution_is_shown_when_present() {
+        let mut p = h100();
+        let without = profile(&p);
+        assert!(!without.contains("random chase"), "{without}");
+        let Section::Measured(h) = &mut p.caches else {
+            panic!("the fixture's caches are measured");
+        };
+        h.dram_latency_distribution = Some(LatencyDistribution {
+            footprint_bytes: 1 << 30,
+            stride_bytes: 1 << 10,
+            samples: 2048,
+            mean_cycles: 880.0,
+            stdev_cycles: 61.0,
+            p50_cycles: 864.0,
+            p95_cycles: 1020.0,
+            p99_cycles: 1100.0,
+        });
+        let text = profile(&p);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("raw curves"))
+            .expect("the DRAM line");
+        assert_eq!(
+            lines[at + 1],
+            "  DRAM random chase over 1 GiB at 1 KiB stride (2048 loads): p50 864, p95 1020, p99 1100 cycles, mean 880"
+        );
+        let summary = super::super::probe::cache_summary(&p);
+        assert_eq!(
+            summary.last().map(String::as_str),
+            Some("DRAM random chase over 1 GiB at 1 KiB stride (2048 loads): p50 864, p95 1020, p99 1100 cycles, mean 880")
         );
     }
 }

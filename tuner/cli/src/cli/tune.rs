@@ -156,6 +156,9 @@ pub(super) fn probe_gpu(
             let caches =
                 probe::run_caches(&mut gpu, args, &format!("GPU {ordinal}: caches"), ctx.quiet);
             let caches_failed = probe::apply_caches(&mut profile, caches.as_ref());
+            for w in caches.iter().flat_map(|c| &c.warnings) {
+                ctx.note(&format!("warning: {w}"));
+            }
             let result = probe::run(&mut gpu, args, &format!("GPU {ordinal}"), ctx.quiet);
             // Frees the probe's buffers before the sections that allocate their own.
             drop(gpu);

@@ -203,6 +203,9 @@ pub fn caches(p: &Profile) -> String {
         cycles(h.dram_latency_cycles),
         cycles(h.shared_memory_latency_cycles)
     )));
+    if let Some(d) = &h.dram_latency_distribution {
+        body.push_str(&note(&format!("DRAM {d}")));
+    }
     for path in [CachePath::L1, CachePath::L2, CachePath::Constant] {
         if let Some(fig) = plot::cache_chart(&p.device.name, path, h) {
             body.push_str(&figure(&fig.to_svg()));

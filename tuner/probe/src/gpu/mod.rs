@@ -3,6 +3,7 @@
 
 pub mod bandwidth;
 mod caches;
+mod dram_latency;
 mod random;
 pub mod staging;
 mod system;
@@ -152,7 +153,7 @@ pub struct Gpu {
     /// Operations to fail on purpose (`MEMTUNE_FAULT`); none unless [`Gpu::with_faults`].
     faults: Faults,
     /// The context; declared last so it outlives the buffers above when dropped.
-    _gpu: Context,
+    context: Context,
 }
 
 fn kind_index(kind: MemoryKind) -> usize {
@@ -232,7 +233,7 @@ impl Gpu {
             cache,
             cache_buffer: None,
             faults: Faults::none(),
-            _gpu: gpu,
+            context: gpu,
         })
     }
 

@@ -1,7 +1,7 @@
 //! The GPU as the probe's [`MemorySystem`].
 
 use super::{Gpu, GpuError};
-use crate::{BackendError, Carveout, LoadPath, MemorySystem};
+use crate::{BackendError, Carveout, LoadPath, MemorySystem, RandomChaseSamples};
 use memtune_core::MemoryKind;
 
 fn backend(kind: MemoryKind, e: GpuError) -> BackendError {
@@ -106,5 +106,13 @@ impl MemorySystem for Gpu {
 
     fn shared_memory_latency(&mut self) -> Result<f64, BackendError> {
         Gpu::shared_memory_latency(self).map_err(|e| backend(MemoryKind::Device, e))
+    }
+
+    fn random_chase_samples(
+        &mut self,
+        warm: u32,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        Gpu::random_chase_samples(self, warm, samples).map_err(|e| backend(MemoryKind::Device, e))
     }
 }
