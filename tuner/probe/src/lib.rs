@@ -19,6 +19,7 @@ mod caches;
 mod cancel;
 mod confirm;
 mod confirm_rule;
+mod cross_check;
 mod infer_cache;
 mod infer_tlb;
 mod infer_tlb_chains;
@@ -40,6 +41,7 @@ pub use backend::{
 };
 pub use caches::{probe_caches, CacheProbeResult};
 pub use cancel::Cancel;
+pub use cross_check::{cross_check, crosses_probes};
 pub use infer_tlb::{infer_tlb, infer_tlb_in};
 pub use options::ProbeOptions;
 pub use progress::{NoProgress, Progress, ProgressEvent, Stage};
@@ -50,11 +52,11 @@ use memtune_core::profile::{MemoryKind, PerMemoryKind, RandomAccessCurve, Sectio
 use metered::{Counters, Metered};
 use std::collections::BTreeMap;
 
-/// Share of a kind's progress taken by the chase sweep and the confirmation of its levels;
-/// sharing and random access split the rest.
-const SWEEP_SHARE: f64 = 0.8;
-/// Of `SWEEP_SHARE`, the confirmation's share.
-const CONFIRM_SHARE: f64 = 0.1;
+/// Shares of a kind's progress, in the order they run: the chase sweep, random access, the
+/// confirmation of the levels found, and sharing (the rest).
+const SWEEP_SHARE: f64 = 0.6;
+const RANDOM_SHARE: f64 = 0.1;
+const CONFIRM_SHARE: f64 = 0.2;
 
 /// The outcome of [`probe_tlb`], per memory kind probed. A kind that failed keeps its error
 /// and did not stop the others.
@@ -145,22 +147,16 @@ pub fn probe_tlb(
             }
             continue;
         }
-        let tlb = probe_kind_tlb(
-            &mut meter,
-            kind,
-            options,
-            clock_mhz,
-            &mut result.warnings,
-            &mut report,
-        );
-        result.tlb.insert(kind, tlb);
+        // Random access runs between the sweep and the confirmation: it takes the sweep's
+        // buffer, which the confirmation's fresh allocations then replace (pinning 8 GiB
+        // again after them took an H100 5-6 s).
+        let swept = sweep_kind_tlb(&mut meter, kind, options, clock_mhz, &mut report);
         if options.random_access {
-            let rest = 1.0 - SWEEP_SHARE;
             let mut curve =
                 sweep_random_access(&mut meter, kind, options, &mut |region_bytes, f| {
                     report(
                         Stage::RandomAccess { region_bytes },
-                        SWEEP_SHARE + rest / 2.0 + rest / 2.0 * f,
+                        SWEEP_SHARE + RANDOM_SHARE * f,
                     )
                 });
             // Atomics price hash-grouping inserts; a failure leaves the read curve standing
@@ -175,6 +171,18 @@ pub fn probe_tlb(
             }
             result.random_access.insert(kind, curve);
         }
+        let tlb = swept.and_then(|mut tlb| {
+            confirm_and_share(
+                &mut meter,
+                kind,
+                options,
+                &mut tlb,
+                &mut result.warnings,
+                &mut report,
+            )?;
+            Ok(tlb)
+        });
+        result.tlb.insert(kind, tlb);
         report(Stage::KindDone, 1.0);
     }
     result.chase_calls = counters.chase_calls.get();
@@ -183,24 +191,17 @@ pub fn probe_tlb(
     result
 }
 
-/// Sweep, inference, confirmation and (optionally) sharing of one kind. `report(stage,
-/// fraction)` takes the fraction of this kind done. A confirmation that fails (but for a
-/// cancel) leaves the levels as found, with a warning and a note.
-fn probe_kind_tlb(
+/// Sweep and inference of one kind. `report(stage, fraction)` takes the fraction of this
+/// kind done.
+fn sweep_kind_tlb(
     meter: &mut Metered<'_>,
     kind: MemoryKind,
     options: &ProbeOptions,
     clock_mhz: f64,
-    warnings: &mut Vec<String>,
     report: &mut dyn FnMut(Stage, f64),
 ) -> Result<TlbKind, BackendError> {
-    let sweep_share = if options.confirm_tlb {
-        SWEEP_SHARE - CONFIRM_SHARE
-    } else {
-        SWEEP_SHARE
-    };
     let outcome = sweep_tlb(meter, kind, options, &mut |stride_bytes, f| {
-        report(Stage::TlbSweep { stride_bytes }, sweep_share * f)
+        report(Stage::TlbSweep { stride_bytes }, SWEEP_SHARE * f)
     })?;
     if outcome.swept_up_to_bytes == 0 {
         // Every footprint was refused (allocations failing all the way down): nothing was
@@ -211,16 +212,33 @@ fn probe_kind_tlb(
             message: "no footprint could be allocated, down to the smallest".to_string(),
         });
     }
-    let mut tlb = infer_tlb(outcome.curves, outcome.swept_up_to_bytes, clock_mhz);
+    Ok(infer_tlb(
+        outcome.curves,
+        outcome.swept_up_to_bytes,
+        clock_mhz,
+    ))
+}
+
+/// The confirmation and (optionally) the sharing of one kind's levels. A confirmation that
+/// fails (but for a cancel) leaves the levels as found, with a warning and a note.
+fn confirm_and_share(
+    meter: &mut Metered<'_>,
+    kind: MemoryKind,
+    options: &ProbeOptions,
+    tlb: &mut TlbKind,
+    warnings: &mut Vec<String>,
+    report: &mut dyn FnMut(Stage, f64),
+) -> Result<(), BackendError> {
+    let after_random = SWEEP_SHARE + RANDOM_SHARE;
     if options.confirm_tlb {
         let mut on_window = |window: usize, windows: usize| {
             report(
                 Stage::TlbConfirm { window, windows },
-                sweep_share + CONFIRM_SHARE * window as f64 / windows.max(1) as f64,
+                after_random + CONFIRM_SHARE * window as f64 / windows.max(1) as f64,
             )
         };
         // On an error `confirm_levels` leaves `tlb` as it was.
-        match confirm::confirm_levels(meter, kind, options, &mut tlb, &mut on_window) {
+        match confirm::confirm_levels(meter, kind, options, tlb, &mut on_window) {
             Ok(()) => {}
             Err(BackendError::Cancelled) => return Err(BackendError::Cancelled),
             Err(e) => {
@@ -236,11 +254,11 @@ fn probe_kind_tlb(
             .unwrap_or(u64::MAX)
             .min(meter.max_footprint(kind));
         let levels = tlb.levels.len().max(1) as f64;
-        let rest = 1.0 - SWEEP_SHARE;
+        let start = after_random + CONFIRM_SHARE;
         let mut on_level = |level: usize| {
             report(
                 Stage::TlbSharing { level },
-                SWEEP_SHARE + rest / 2.0 * (level + 1) as f64 / levels,
+                start + (1.0 - start) * (level + 1) as f64 / levels,
             )
         };
         if let Err(e) = sharing::measure_sharing(meter, kind, bound, &mut tlb.levels, &mut on_level)
@@ -251,5 +269,5 @@ fn probe_kind_tlb(
             }
         }
     }
-    Ok(tlb)
+    Ok(())
 }

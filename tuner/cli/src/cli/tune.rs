@@ -15,6 +15,7 @@ use memtune_core::{codec, time, validate, ErrorClass};
 use memtune_probe::fault::{FaultSection, Faults, FAULT_VARIABLE};
 use memtune_probe::gpu::{Bounds, Gpu};
 use memtune_probe::sim::{SimConfig, SimConfigError, Simulator};
+use memtune_probe::{cross_check, crosses_probes};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -205,8 +206,32 @@ pub(super) fn probe_gpu(
             });
         section_of(measured, bar, unwritten, &mut failed)?
     };
+    if !args.no_tlb_confirm {
+        cross_check_previous(ctx, &mut profile);
+    }
     profile.provenance.duration_seconds = start.elapsed().as_secs_f64();
     Ok((profile, failed))
+}
+
+/// Checks the pinned and managed TLB levels against the previous probe of this GPU in the
+/// user cache, else the project's `.memtune/` (`memtune_probe::cross_check`): a level stays
+/// stable only where both probes found it.
+fn cross_check_previous(ctx: &Ctx, profile: &mut Profile) {
+    let uuid = profile.device.uuid.clone();
+    let previous = [ctx.cache().ok().flatten(), Some(ctx.project())]
+        .into_iter()
+        .flatten()
+        .find_map(|store| store.load(&uuid).ok().flatten());
+    let when = previous
+        .as_ref()
+        .map_or(String::new(), |p| p.provenance.created_at.clone());
+    for kind in MemoryKind::ALL.into_iter().filter(|&k| crosses_probes(k)) {
+        let Section::Measured(tlb) = profile.tlb.get_mut(kind) else {
+            continue;
+        };
+        let before = previous.as_ref().and_then(|p| p.tlb.get(kind).measured());
+        cross_check(tlb, before.map(|b| (b, when.as_str())));
+    }
 }
 
 /// The profile's section for the measurement `bar` showed, or `Err` if a Ctrl-C came
