@@ -431,9 +431,14 @@ pub struct CacheLevel {
     pub path: CachePath,
     pub carveout: CacheCarveout,
     pub size_bytes: u64,
-    /// `None` when no chase could tell: past a large cache, a chase ring of at most
-    /// `max_chase_elements` elements cannot use a stride below the line.
+    /// The allocation line where the capacity-at-stride test found it (L1 path), else the
+    /// stride test's answer; `None` when no chase could tell: past a large cache, a chase
+    /// ring of at most `max_chase_elements` elements cannot use a stride below the line.
     pub line_bytes: Option<u64>,
+    /// What one miss fetches (the stride test; a sector where lines are sectored), where
+    /// the capacity-at-stride test gave `line_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_bytes: Option<u64>,
     /// `None` when neither the Fig. 4 steps nor the same-set chase gave a clean answer (real
     /// GPUs hash L2 set indices, and their L1 need not be LRU).
     pub ways: Option<u32>,
@@ -454,6 +459,8 @@ pub enum CacheCurveKind {
     Stride,
     /// Latency against the number of elements that all map to one set (ways).
     SameSet,
+    /// Latency against stride over 1.5 times one level's size (its allocation line).
+    LineFit,
 }
 
 /// Raw chases of one path, carveout and purpose.

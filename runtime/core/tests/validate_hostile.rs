@@ -140,6 +140,9 @@ const CHANGES: &str = r#"
 /caches/levels/0/line_bytes 48
 /caches/levels/0/line_bytes 0
 /caches/levels/0/line_bytes 1048576
+/caches/levels/0/fetch_bytes 48
+/caches/levels/0/fetch_bytes 64
+/caches/levels/2/fetch_bytes 32
 /caches/levels/0/size_bytes 0
 /caches/levels/3/size_bytes 1000
 /caches/levels/0/hit_latency_cycles 0

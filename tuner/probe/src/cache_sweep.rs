@@ -28,6 +28,9 @@
 //!    latency past the last level the same way (DRAM on the data paths).
 //! 4. The line: latency against stride just past the level, from 8 B up (Wong; past a
 //!    level that needs long rings from 64 B up, so 128 B lines still show).
+//!    On the L1 path that is what one miss fetches (a sector of a sectored line); the line
+//!    the tags allocate is counted by chases of 1.5 times the size at strides between
+//!    (`cache_sweep_line.rs`).
 //! 5. The ways: `k` elements spaced by exactly the size (all in one set where set = line
 //!    mod sets), `k = 1, 2, ...`: the latency jumps at `k = ways + 1`. Where that is not
 //!    clean (hashed sets, non-LRU) and the Fig. 4 ramp gave none either: unknown.
@@ -263,12 +266,18 @@ impl PathProbe<'_> {
             let hit = self.median_of(stride, middle as u64, repeats)?;
             let line = self.line_of(i, &found, hit)?;
             lines.push(line);
+            // 4b: on the L1 path, the line the tags allocate, counted apart from the fetch.
+            let fitted = match (self.path, line) {
+                (LoadPath::L1, Some(fetch)) => self.allocation_line(i, &found, hit, fetch)?,
+                _ => None,
+            };
             levels.push(CacheLevel {
                 name: level_name(self.path, i),
                 path: cache_path(self.path),
                 carveout: cache_carveout(self.carveout),
                 size_bytes: found[i].size,
-                line_bytes: line,
+                line_bytes: fitted.or(line),
+                fetch_bytes: fitted.and(line),
                 ways: ways[i],
                 hit_latency_cycles: hit,
                 attribute_bytes: None,

@@ -14,6 +14,7 @@ pub mod sim;
 mod backend;
 mod cache_sweep;
 mod cache_sweep_level;
+mod cache_sweep_line;
 mod cache_sweep_measure;
 mod caches;
 mod cancel;

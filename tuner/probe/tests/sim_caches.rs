@@ -100,6 +100,14 @@ fn mismatches(config: &SimConfig, h: &CacheHierarchy, unknown_lines: &[&str]) ->
                         wrong.push(format!("{what} {key}: {got:?}, expected {want:?}"));
                     }
                 }
+                // A fetch, where claimed, is the sector (the line where unsectored).
+                if g.fetch_bytes.is_some_and(|f| f != w.sector()) {
+                    wrong.push(format!(
+                        "{what} fetch: {:?}, expected {}",
+                        g.fetch_bytes,
+                        w.sector()
+                    ));
+                }
                 wrong.extend(within(
                     g.hit_latency_cycles,
                     w.hit_cycles,
@@ -221,6 +229,76 @@ fn h100_like(seed: u64) -> SimConfig {
 fn h100_like_hierarchy() {
     // No chase ring of 65536 elements can use a stride below a line past 25 MiB.
     robust_over_seeds(h100_like, &["L2", "L2 far"]);
+}
+
+/// An L1 of 128 B lines, each of four 32 B sectors (an H100's, as mt4g reports it): the
+/// stride test finds the sector, the capacity-at-stride test the line.
+fn sectored_l1(seed: u64) -> SimConfig {
+    config(
+        r#"[{"name": "L1", "size_bytes": 98304, "max_carveout_size_bytes": 262144, "line_bytes": 128, "sector_bytes": 32, "ways": 4, "hit_cycles": 35},
+            {"name": "L2", "size_bytes": 1048576, "line_bytes": 128, "ways": 16, "hit_cycles": 260}]"#,
+        r#""dram_cycles": 650,"#,
+        seed,
+    )
+}
+
+#[test]
+fn sectored_l1_line_apart_from_its_fetch() {
+    robust_over_seeds(sectored_l1, &[]);
+}
+
+/// The L1 path's `(line, fetch)` at both carveouts, for `config`.
+fn l1_line_and_fetch(config: SimConfig, quick: bool) -> Vec<(Option<u64>, Option<u64>)> {
+    measured(&mut Simulator::new(config), quick)
+        .levels
+        .iter()
+        .filter(|l| l.path == CachePath::L1)
+        .map(|l| (l.line_bytes, l.fetch_bytes))
+        .collect()
+}
+
+#[test]
+fn l1_line_and_fetch_sectored_or_not() {
+    let unsectored_128 = |seed| {
+        config(
+            r#"[{"name": "L1", "size_bytes": 98304, "max_carveout_size_bytes": 262144, "line_bytes": 128, "ways": 4, "hit_cycles": 35},
+                {"name": "L2", "size_bytes": 4194304, "line_bytes": 128, "ways": 16, "hit_cycles": 260}]"#,
+            r#""dram_cycles": 650,"#,
+            seed,
+        )
+    };
+    let unsectored_32 = |seed| {
+        config(
+            r#"[{"name": "L1", "size_bytes": 32768, "line_bytes": 32, "ways": 4, "hit_cycles": 25},
+                {"name": "L2", "size_bytes": 4194304, "line_bytes": 128, "ways": 16, "hit_cycles": 260}]"#,
+            r#""dram_cycles": 650,"#,
+            seed,
+        )
+    };
+    let mut wrong = Vec::new();
+    for seed in SEEDS.take(3) {
+        for quick in [false, true] {
+            let sectored = l1_line_and_fetch(sectored_l1(seed), quick);
+            if sectored != [(Some(128), Some(32)); 2] {
+                wrong.push(format!("seed {seed} quick {quick}: sectored {sectored:?}"));
+            }
+            let plain = l1_line_and_fetch(unsectored_128(seed), quick);
+            if !plain
+                .iter()
+                .all(|&(line, fetch)| line == Some(128) && matches!(fetch, None | Some(128)))
+            {
+                wrong.push(format!("seed {seed} quick {quick}: 128 B lines {plain:?}"));
+            }
+            let small = l1_line_and_fetch(unsectored_32(seed), quick);
+            if !small
+                .iter()
+                .all(|&(line, fetch)| line == Some(32) && matches!(fetch, None | Some(32)))
+            {
+                wrong.push(format!("seed {seed} quick {quick}: 32 B lines {small:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The level of `h200_like` that stands for the H200's 9% rise at 256-512 B on the L2 path,
@@ -482,6 +560,15 @@ fn config_errors_name_the_key_and_the_fix() {
         r#", "dram_cycles": 400"#,
     );
     assert!(err.contains("caches[1].name"), "{err}");
+    for sector in ["64", "24", "2"] {
+        let err = parse(
+            &format!(
+                r#"[{{"name": "L1", "size_bytes": 384, "line_bytes": 32, "sector_bytes": {sector}, "ways": 3, "hit_cycles": 30}}]"#
+            ),
+            r#", "dram_cycles": 400"#,
+        );
+        assert!(err.contains("caches[0].sector_bytes"), "{err}");
+    }
 }
 
 #[test]

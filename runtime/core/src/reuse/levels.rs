@@ -61,7 +61,8 @@ pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
         for c in caches.levels.iter().filter(|c| {
             c.carveout == CacheCarveout::Default && matches!(c.path, CachePath::L1 | CachePath::L2)
         }) {
-            let line = c.line_bytes.filter(|&l| l > 0);
+            // The fetch granularity: the predictions were checked against GPU replays at it.
+            let line = c.fetch_bytes.or(c.line_bytes).filter(|&l| l > 0);
             let granularity = line.unwrap_or(ASSUMED_LINE_BYTES);
             let capacity = (c.size_bytes / granularity).max(1);
             out.push(Level {

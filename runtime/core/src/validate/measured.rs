@@ -56,6 +56,20 @@ fn caches(c: &mut Checker, path: &str, h: &CacheHierarchy) {
                 );
             }
         }
+        if let Some(fetch) = l.fetch_bytes {
+            let fetch_ok = c.pow2_in(&f("fetch_bytes"), fetch, MIN_LINE_BYTES, MAX_LINE_BYTES);
+            match l.line_bytes {
+                Some(line) if fetch_ok && line_ok && fetch > line => c.fail(
+                    &f("fetch_bytes"),
+                    format!("{fetch} is larger than the level's {line}-byte line"),
+                ),
+                None if fetch_ok => c.fail(
+                    &f("fetch_bytes"),
+                    "is given without line_bytes: a fetch is measured with the line".to_string(),
+                ),
+                _ => {}
+            }
+        }
         if let Some(ways) = l.ways {
             let ways_ok = c.int_in(&f("ways"), ways.into(), 1, MAX_WAYS.into());
             if let (true, true, true, Some(line)) = (ways_ok, line_ok, size_ok, l.line_bytes) {

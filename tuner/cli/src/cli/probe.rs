@@ -204,7 +204,7 @@ pub fn cache_summary(profile: &Profile) -> Vec<String> {
                 l.path,
                 l.carveout,
                 bytes(l.size_bytes),
-                l.line_bytes.map_or("unknown".to_string(), bytes),
+                crate::report::cache_line(l).unwrap_or_else(|| "unknown".to_string()),
                 l.ways.map_or("unknown".to_string(), |w| w.to_string()),
                 l.hit_latency_cycles
             );

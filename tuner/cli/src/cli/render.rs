@@ -82,18 +82,18 @@ pub fn profile(p: &Profile) -> String {
     if let Section::Measured(h) = &p.caches {
         let _ = writeln!(
             s,
-            "  {:<18} {:<9} {:<17} {:>10} {:>8} {:>7} {:>11}",
+            "  {:<18} {:<9} {:<17} {:>10} {:>18} {:>7} {:>11}",
             "level", "path", "carveout", "size", "line", "ways", "hit cycles"
         );
         for l in &h.levels {
             let _ = writeln!(
                 s,
-                "  {:<18} {:<9} {:<17} {:>10} {:>8} {:>7} {:>11.0}{}",
+                "  {:<18} {:<9} {:<17} {:>10} {:>18} {:>7} {:>11.0}{}",
                 l.name,
                 l.path.to_string(),
                 l.carveout.to_string(),
                 bytes(l.size_bytes),
-                l.line_bytes.map_or("?".to_string(), bytes),
+                crate::report::cache_line(l).unwrap_or_else(|| "?".to_string()),
                 l.ways.map_or("?".to_string(), |w| w.to_string()),
                 l.hit_latency_cycles,
                 l.attribute_bytes
@@ -267,6 +267,33 @@ mod tests {
             },
         );
         assert!(!stable.contains("UNSTABLE"), "{stable}");
+    }
+
+    #[test]
+    fn cache_line_shows_the_fetch_where_it_differs() {
+        use memtune_core::profile::{CacheCarveout, CacheLevel, CachePath};
+        let level = |line_bytes, fetch_bytes| CacheLevel {
+            name: "L1".to_string(),
+            path: CachePath::L1,
+            carveout: CacheCarveout::Default,
+            size_bytes: 256 << 10,
+            line_bytes,
+            fetch_bytes,
+            ways: None,
+            hit_latency_cycles: 32.0,
+            attribute_bytes: None,
+        };
+        let line = |l| crate::report::cache_line(&l);
+        assert_eq!(
+            line(level(Some(128), Some(32))).as_deref(),
+            Some("128 bytes (32 bytes fetch)")
+        );
+        assert_eq!(
+            line(level(Some(128), Some(128))).as_deref(),
+            Some("128 bytes")
+        );
+        assert_eq!(line(level(Some(32), None)).as_deref(), Some("32 bytes"));
+        assert_eq!(line(level(None, None)), None);
     }
 
     #[test]

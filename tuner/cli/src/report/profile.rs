@@ -4,10 +4,20 @@
 use super::html::{esc, facts, figure, note, section, table};
 use crate::plot;
 use memtune_core::human::{bandwidth, bytes, rate, seconds, sig3};
-use memtune_core::profile::{CachePath, MemoryKind, Profile, Section};
+use memtune_core::profile::{CacheLevel, CachePath, MemoryKind, Profile, Section};
 
 fn num(v: impl std::fmt::Display) -> String {
     format!("{v}")
+}
+
+/// A cache level's line, with what one miss fetches where that differs (`128 bytes (32 bytes
+/// fetch)`); `None` where the line is unknown.
+pub(crate) fn cache_line(l: &CacheLevel) -> Option<String> {
+    let line = l.line_bytes?;
+    Some(match l.fetch_bytes {
+        Some(fetch) if fetch != line => format!("{} ({} fetch)", bytes(line), bytes(fetch)),
+        _ => bytes(line),
+    })
 }
 
 /// The section's status where it holds no measurement.
@@ -179,7 +189,7 @@ pub fn caches(p: &Profile) -> String {
                 l.path.to_string(),
                 l.carveout.to_string(),
                 bytes(l.size_bytes),
-                l.line_bytes.map_or("?".into(), bytes),
+                cache_line(l).unwrap_or_else(|| "?".into()),
                 l.ways.map_or("?".into(), num),
                 sig3(l.hit_latency_cycles),
                 l.attribute_bytes.map_or("-".into(), bytes),

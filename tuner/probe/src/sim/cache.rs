@@ -5,6 +5,9 @@
 //! it times exactly what the GPU times (the first `TIMED_LOADS_CAP` loads after one full
 //! warm-up walk), window effects included.
 //!
+//! A line may be sectored: a miss brings in one sector, the line's tag holds the sectors
+//! present, and a load of an absent sector of a present line misses without allocating.
+//!
 //! Only the sets a ring reaches are held, densely when they are few and in a map otherwise,
 //! so memory follows the ring's lines, never the number of sets configured.
 
@@ -22,6 +25,8 @@ pub(crate) const SPARSE_STEPS: u64 = 200;
 #[derive(Debug, Clone)]
 pub(crate) struct CacheGeometry {
     pub line_bytes: u64,
+    /// What one miss fetches; `line_bytes` where the line is not sectored.
+    pub sector_bytes: u64,
     pub ways: u64,
     pub sets: u64,
     pub hit_cycles: f64,
@@ -31,6 +36,7 @@ impl CacheGeometry {
     pub(crate) fn new(config: &CacheLevelConfig, size_bytes: u64) -> CacheGeometry {
         CacheGeometry {
             line_bytes: config.line_bytes,
+            sector_bytes: config.sector().clamp(1, config.line_bytes),
             ways: config.ways,
             sets: (size_bytes / (config.line_bytes * config.ways)).max(1),
             hit_cycles: config.hit_cycles,
@@ -38,10 +44,13 @@ impl CacheGeometry {
     }
 }
 
+/// A line in a set: its address / line, and a bit per sector present.
+type Tag = (u64, u64);
+
 /// Per set, its lines, least recently used first.
 enum Sets {
-    Dense(Vec<Vec<u64>>),
-    Sparse(HashMap<u64, Vec<u64>>),
+    Dense(Vec<Vec<Tag>>),
+    Sparse(HashMap<u64, Vec<Tag>>),
 }
 
 /// The contents of one level during a chase: only the sets the ring can reach exist.
@@ -51,10 +60,11 @@ struct LevelState<'a> {
 }
 
 impl LevelState<'_> {
-    /// Looks `address` up; on a miss brings its line in, evicting the least recently used.
-    /// Adds the lines compared to `steps`.
+    /// Looks `address` up; on a miss brings its sector in, allocating its line (evicting
+    /// the least recently used) where absent. Adds the lines compared to `steps`.
     fn access(&mut self, address: u64, steps: &mut u64) -> bool {
         let line = address / self.geometry.line_bytes;
+        let sector = 1u64 << ((address % self.geometry.line_bytes) / self.geometry.sector_bytes);
         let index = line % self.geometry.sets;
         let set = match &mut self.sets {
             Sets::Dense(sets) => &mut sets[index as usize],
@@ -64,15 +74,15 @@ impl LevelState<'_> {
             }
         };
         *steps += 1 + set.len() as u64;
-        if let Some(i) = set.iter().position(|&l| l == line) {
-            let l = set.remove(i);
-            set.push(l);
-            true
+        if let Some(i) = set.iter().position(|&(l, _)| l == line) {
+            let (l, sectors) = set.remove(i);
+            set.push((l, sectors | sector));
+            sectors & sector != 0
         } else {
             if set.len() as u64 >= self.geometry.ways {
                 set.remove(0);
             }
-            set.push(line);
+            set.push((line, sector));
             false
         }
     }
@@ -128,6 +138,7 @@ mod tests {
     fn wong() -> Vec<CacheGeometry> {
         vec![CacheGeometry {
             line_bytes: 32,
+            sector_bytes: 32,
             ways: 3,
             sets: 4,
             hit_cycles: 10.0,
@@ -155,6 +166,7 @@ mod tests {
         let mut levels = wong();
         levels.push(CacheGeometry {
             line_bytes: 64,
+            sector_bytes: 64,
             ways: 4,
             sets: 8,
             hit_cycles: 50.0,
@@ -168,6 +180,7 @@ mod tests {
         // 2^30 sets: a ring of 4 lines at a 1 GiB stride makes 4 sets, not 2^30.
         let levels = vec![CacheGeometry {
             line_bytes: 4,
+            sector_bytes: 4,
             ways: 1,
             sets: 1 << 30,
             hit_cycles: 10.0,
@@ -177,5 +190,37 @@ mod tests {
         assert!(steps < 10_000, "{steps}");
         let (_, steps) = chase_cycles(&levels, 100.0, 4, 1 << 10);
         assert!(steps < 10_000, "{steps}");
+    }
+
+    #[test]
+    fn a_sectored_line_misses_per_sector_and_holds_lines_not_bytes() {
+        // One set of two 128 B lines with 32 B sectors.
+        let levels = vec![CacheGeometry {
+            line_bytes: 128,
+            sector_bytes: 32,
+            ways: 2,
+            sets: 1,
+            hit_cycles: 10.0,
+        }];
+        let at = |stride: u64, elements: u64| chase_cycles(&levels, 100.0, stride, elements).0;
+        // Warm, two lines' eight sectors all hit; at 8 B a line's loads share its sectors.
+        assert_eq!(at(32, 8), 10.0);
+        // Three lines at 32 B: every load misses its sector (LRU cycling).
+        assert_eq!(at(32, 12), 100.0);
+        // Three lines touched once each at 160 B (lines 0, 1, 2): they do not fit...
+        assert_eq!(at(160, 3), 100.0);
+        // ...two lines at 192 B (lines 0 and 1) do, a sector each.
+        assert_eq!(at(192, 2), 10.0);
+        // An absent sector of a present line misses without allocating: line 1 stays.
+        let mut state = LevelState {
+            geometry: &levels[0],
+            sets: Sets::Dense(vec![Vec::new()]),
+        };
+        let mut steps = 0;
+        let hits: Vec<bool> = [0, 32, 0, 128, 64, 128, 64, 0]
+            .iter()
+            .map(|&a| state.access(a, &mut steps))
+            .collect();
+        assert_eq!(hits, [false, false, true, false, false, true, true, true]);
     }
 }

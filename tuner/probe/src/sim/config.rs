@@ -62,6 +62,10 @@ pub struct CacheLevelConfig {
     pub name: String,
     pub size_bytes: u64,
     pub line_bytes: u64,
+    /// What one miss brings in, a power of two dividing the line (`None`: the whole line).
+    /// A line's tag holds its sectors; a load of a present line's absent sector misses and
+    /// fetches that sector without allocating.
+    pub sector_bytes: Option<u64>,
     pub ways: u64,
     pub hit_cycles: f64,
     /// The size at the largest L1 carveout (`L1` only; default `size_bytes`).
@@ -72,6 +76,11 @@ impl CacheLevelConfig {
     /// `size_bytes / (line_bytes * ways)`; validation makes it whole and at least 1.
     pub fn sets(&self) -> u64 {
         self.size_bytes / (self.line_bytes * self.ways).max(1)
+    }
+
+    /// What one miss fetches: `sector_bytes`, else the line.
+    pub fn sector(&self) -> u64 {
+        self.sector_bytes.unwrap_or(self.line_bytes)
     }
 
     pub fn is_l1(&self) -> bool {

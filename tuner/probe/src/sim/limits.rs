@@ -51,6 +51,8 @@ pub const MAX_LINE_BYTES: u64 = 4096;
 /// A cache lookup compares up to `ways` lines, so ways set the cost of every load.
 pub const MAX_CACHE_WAYS: u64 = 1024;
 pub const MAX_SETS: u64 = 1 << 24;
+/// Sectors of one simulated line at most (a bit each in the line's tag).
+pub const MAX_SECTORS: u64 = 64;
 /// `max_chase_elements`: the longest ring a chase may have.
 pub const MAX_CHASE_ELEMENTS: u64 = 1 << 22;
 /// The slowest load, in cycles and in nanoseconds at the clock.

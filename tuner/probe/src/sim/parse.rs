@@ -11,7 +11,8 @@ use super::config::{
 use super::limits::{
     ALLOCATION_SPREAD, CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS,
     MAX_CHASE_ELEMENTS, MAX_CYCLES, MAX_ENTRIES, MAX_LINE_BYTES, MAX_MEMORY_BYTES, MAX_PAGE_BYTES,
-    MAX_SETS, MAX_SM_COUNT, MAX_TLB_LEVELS, MIN_LINE_BYTES, MIN_PAGE_BYTES, WALKS_IN_FLIGHT,
+    MAX_SECTORS, MAX_SETS, MAX_SM_COUNT, MAX_TLB_LEVELS, MIN_LINE_BYTES, MIN_PAGE_BYTES,
+    WALKS_IN_FLIGHT,
 };
 use super::parse_fields::shown;
 use memtune_core::profile::MemoryKind;
@@ -246,6 +247,24 @@ impl Parser<'_> {
                 "lines are powers of two on every GPU, e.g. 32 or 128",
             ));
         }
+        let sector_bytes = match obj.get("sector_bytes") {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                let key = self.key(obj, path, "sector_bytes");
+                let sector = key.bounded_int(MAX_LINE_BYTES, "give the sector size, e.g. 32")?;
+                if sector < MIN_LINE_BYTES
+                    || !sector.is_power_of_two()
+                    || sector > line_bytes
+                    || line_bytes / sector > MAX_SECTORS
+                {
+                    return Err(key.invalid(
+                        &format!("is {sector}, not a power of two from {MIN_LINE_BYTES} and from 1/{MAX_SECTORS} of line_bytes ({line_bytes}) up to it"),
+                        "give what one miss fetches, e.g. 32 for 128-byte lines",
+                    ));
+                }
+                Some(sector)
+            }
+        };
         let ways = self
             .key(obj, path, "ways")
             .bounded_int(MAX_CACHE_WAYS, "give the associativity, e.g. 4")?;
@@ -300,6 +319,7 @@ impl Parser<'_> {
             name,
             size_bytes,
             line_bytes,
+            sector_bytes,
             ways,
             hit_cycles,
             max_carveout_size_bytes,
