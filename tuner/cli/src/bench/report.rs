@@ -19,8 +19,8 @@ pub fn print(r: &Report) {
             ms(row.tuned.median_ms),
             ms(row.best.median_ms),
             row.best.config,
-            row.tuned_over_best,
-            row.untuned_over_tuned,
+            row.plan_over_best(),
+            row.untuned_over_plan(),
             if row.results_match { "yes" } else { "NO" }
         );
         println!("    plan: {}", row.tuned.config);

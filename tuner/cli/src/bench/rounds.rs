@@ -176,6 +176,17 @@ pub(super) fn tuned_row<W: Workload>(
     if let Some(bytes) = W::moved_bytes(case) {
         r.tuned_gb_per_s = Some(super::sweep::gb_per_s(bytes, r.tuned.median_ms));
     }
+    // The untimed plan paired with untuned and with the best, as the autotuner's pick is
+    // below; a pair that fails to launch leaves the rounds' ratios standing.
+    r.paired_plan_untuned = compare::<W>(&planned_again, &W::untuned(case), true, &mut time);
+    let best_plan = [W::untuned(case), planned_again.clone()]
+        .into_iter()
+        .chain(W::sweep(case))
+        .chain(auto.as_ref().ok().map(|(p, _)| p.clone()))
+        .find(|p| W::label(p) == r.best.config);
+    if let Some(best) = best_plan {
+        r.paired_plan_best = compare::<W>(&planned_again, &best, false, &mut time);
+    }
     match auto {
         Ok((plan, mut a)) => match r.known(&W::label(&plan)) {
             Some((median, spread, result)) => match W::check(&expected, &result) {

@@ -111,7 +111,7 @@ pub const PLAN_NOT_SLOWER: f64 = 0.97;
 
 /// The untimed plan's target over `rows`: untuned/plan at least [`PLAN_NOT_SLOWER`].
 pub fn plan_check(rows: &[Row]) -> Check {
-    let ratio = |r: &Row| Some(r.untuned.median_ms / r.tuned.median_ms);
+    let ratio = |r: &Row| Some(r.untuned_over_plan());
     check(
         "untimed plan never much slower than untuned (untuned/plan >= 0.97)",
         rows,
@@ -142,6 +142,8 @@ pub fn flat(workload: &str, r: &Row) -> Value {
         "tuning_ms": a.map(|a| a.tuning_ms),
         "tuning_cost_untuned_launches": a.and_then(|a| a.cost_in_untuned),
         "second_run_timed": a.map(|a| a.second_run_timed),
+        "untuned_over_plan": r.untuned_over_plan(),
+        "plan_over_best": r.plan_over_best(),
         "untuned_over_autotuned": untuned_over(r),
         "autotuned_over_best": over_best(r),
         "autotune_error": r.autotune_error,

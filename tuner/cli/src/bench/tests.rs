@@ -141,6 +141,29 @@ fn the_untimed_plan_check_fails_a_plan_much_slower_than_untuned() {
 }
 
 #[test]
+fn the_untimed_plan_checks_read_the_paired_ratios() {
+    let calls = RefCell::new(Vec::new());
+    let mut r = two_rounds(2, vec![], |c| fake(&calls, c)).unwrap();
+    assert!(!targets::plan_check(std::slice::from_ref(&r)).met);
+    let pairs = |ratio| autotuned::Paired {
+        first: "1".into(),
+        second: "2".into(),
+        first_ms: vec![2.0; 6],
+        second_ms: vec![2.0; 6],
+        ratio,
+    };
+    // Back to back the plan ran as fast as untuned: the drift between rounds is no miss.
+    r.paired_plan_untuned = Some(pairs(0.99));
+    assert!(targets::plan_check(std::slice::from_ref(&r)).met);
+    assert_eq!(targets::flat("sampling", &r)["untuned_over_plan"], 0.99);
+    r.paired_plan_best = Some(pairs(1.08));
+    let c = sweep::check_within_best(std::slice::from_ref(&r));
+    assert!(!c.met && c.misses[0].contains("8.0% slower"), "{c:?}");
+    r.paired_plan_best = Some(pairs(1.01));
+    assert!(sweep::check_within_best(std::slice::from_ref(&r)).met);
+}
+
+#[test]
 fn a_paired_comparison_sees_through_a_drifting_clock() {
     // Config 1 takes 1.0 and config 2 takes 1.1 times a clock that slows 10% a launch:
     // each one's own runs spread 2x, the per-pair ratios stay near 1/1.1.
