@@ -3,18 +3,19 @@
 //! where the sweep put it; the others move to `unstable_levels`, each with a note.
 //!
 //! Per pass, every level is re-measured at its page stride over footprints from a third of
-//! its reach to three times it (`WINDOW`; clamped to the footprint bound and to
-//! `WINDOW_WALKS` times the sweep's longest walk), on the sweep's geometric grid and bisection (`sweep::sweep_window`), and its step
-//! is read again (`confirm_rule::locate`). Pinned and managed memory get a freshly allocated
-//! buffer before each pass ([`MemorySystem::fresh_allocation`]): their translations follow
-//! each allocation's physical pages, which is where their levels move from run to run (an
-//! H100's pinned first level: 3715, 4652 and 5004 entries in three probes in a row). Device
-//! memory, whose levels stay put, is re-measured once on its own buffer, against noise.
+//! its reach to three times it (`WINDOW`; clamped to the footprint bound, to `WINDOW_WALKS`
+//! times the sweep's longest walk and, for pinned memory, to `PINNED_FRESH_BYTES`), on
+//! the sweep's geometric grid and bisection (`sweep::sweep_window`), and its step is read
+//! again (`confirm_rule::locate`). Pinned and managed memory get a freshly allocated buffer
+//! before each pass ([`MemorySystem::fresh_allocation`]): their translations follow each
+//! allocation's physical pages, which is where their levels move from run to run (an H100's
+//! pinned first level: 3715, 4652 and 5004 entries in three probes in a row). Device memory,
+//! whose levels stay put, is re-measured once on its own buffer, against noise.
 //!
-//! A level is stable when every pass (three on fresh allocations) finds its step within
-//! 10% of the sweep's entries (`confirm_rule::judge`). Cost: a window is about 10 chases on its grid plus 5-10 of
-//! bisection, one sample each at long chains (more where noise asks), of at most three
-//! times the level's entries in loads; see `docs/profile.md` ("Confirmation").
+//! A level is stable when every pass (two on fresh allocations) finds its step within 10%
+//! of the sweep's entries (`confirm_rule::judge`). Cost: a window is about 10 chases on its
+//! grid plus 5-10 of bisection, one sample each at long chains (more where noise asks), of
+//! at most three times the level's entries in loads; see `docs/profile.md` ("Confirmation").
 
 use super::backend::{BackendError, MemorySystem};
 use super::confirm_rule::{judge, locate, Expected, Verdict};
@@ -30,8 +31,15 @@ const WINDOW: f64 = 3.0;
 /// reach on both sides (the bound or the longest walk may cut it); otherwise it is kept as
 /// found, with a note.
 const MIN_SIDE: f64 = 1.5;
-/// Passes, each on a fresh allocation, for pinned and managed memory (quick: one).
-const FRESH_PASSES: usize = 3;
+/// Passes, each on a fresh allocation, for pinned and managed memory (quick: one). Two:
+/// the previous probe of the GPU is the third look (`cross_check.rs`).
+const FRESH_PASSES: usize = 2;
+/// The largest fresh allocation of pinned memory a window may ask for: allocating pins
+/// every page (about 1 GB/s on an H100 host), and an H100's pinned `7845 x 256 KiB` (1.9
+/// GiB of reach) asked for 5.7 GiB three times, 19 s. A pinned level whose window needs
+/// more (a reach past 683 MiB) is unstable, with a note. Managed memory is allocated
+/// lazily: a window touches only its ring's pages.
+const PINNED_FRESH_BYTES: u64 = 1 << 30;
 /// A window's walks may be this many times the sweep's longest (`max_loads_per_walk`): a
 /// level near the sweep's longest walk (an H100's pinned 6107 x 4 KiB under 8192 loads)
 /// still gets its window of three times its entries. Walks stay far inside the L2 (one
@@ -70,12 +78,16 @@ pub(crate) fn confirm_levels(
         max_loads_per_walk: max_loads,
         ..options.clone()
     };
+    let fresh = matches!(kind, MemoryKind::Pinned | MemoryKind::Managed);
+    let window_bound = match kind {
+        MemoryKind::Pinned => bound.min(PINNED_FRESH_BYTES),
+        MemoryKind::Device | MemoryKind::Managed => bound,
+    };
     let windows: Vec<Option<Window>> = tlb
         .levels
         .iter()
-        .map(|l| window(l, bound, max_loads))
+        .map(|l| window(l, window_bound, max_loads))
         .collect();
-    let fresh = matches!(kind, MemoryKind::Pinned | MemoryKind::Managed);
     let passes = match (fresh, options.quick) {
         (true, false) => FRESH_PASSES,
         (true, true) | (false, _) => SAME_BUFFER_PASSES,
@@ -121,11 +133,20 @@ pub(crate) fn confirm_levels(
     let mut stable = Vec::new();
     for ((level, w), read) in tlb.levels.drain(..).zip(windows).zip(readings) {
         if w.is_none() {
-            tlb.notes.push(format!(
-                "{}: kept unconfirmed, its window ({WINDOW}x either side of the reach) does not fit the footprint bound or the longest walk",
-                describe(&level)
-            ));
-            stable.push(level);
+            if fresh {
+                tlb.notes.push(format!(
+                    "{}: unstable, not measured again: its window ({WINDOW}x either side of the reach) does not fit the footprint bound, the longest walk or (pinned memory) {} a fresh allocation; not used by planners",
+                    describe(&level),
+                    memtune_core::human::bytes(PINNED_FRESH_BYTES)
+                ));
+                tlb.unstable_levels.push(level);
+            } else {
+                tlb.notes.push(format!(
+                    "{}: kept unconfirmed, its window ({WINDOW}x either side of the reach) does not fit the footprint bound or the longest walk",
+                    describe(&level)
+                ));
+                stable.push(level);
+            }
             continue;
         }
         match judge(level.entries, &read) {

@@ -105,9 +105,9 @@ const TLB_CHASES_PER_STRIDE: f64 = 100.0;
 /// The sharing search adds at most about this share of chase pairs.
 const SHARING_FACTOR: f64 = 1.5;
 /// Chases the confirmation (`confirm.rs`) spends on one level, at most about, counted in
-/// chases of the sweep's longest walk: three passes of a window's grid, bisection and
+/// chases of the sweep's longest walk: two passes of a window's grid, bisection and
 /// repeats (a noisy simulation repeats short chains), of walks up to four times the sweep's.
-const CONFIRM_CHASES_PER_LEVEL: f64 = 2400.0;
+const CONFIRM_CHASES_PER_LEVEL: f64 = 1600.0;
 
 /// What a probe of a configuration would cost the simulator, estimated before it runs;
 /// generous, so that the probe stays below it.
