@@ -158,6 +158,7 @@ pub(crate) fn confirm_levels(
         }
     }
     tlb.levels = stable;
+    tlb.unstable_levels.sort_by_key(|l| l.reach_bytes);
     Ok(())
 }
 

@@ -46,6 +46,8 @@ pub fn cross_check(tlb: &mut TlbKind, previous: Option<(&TlbKind, &str)>) {
         tlb.unstable_levels.push(level);
     }
     tlb.levels = kept;
+    // The profile lists levels fastest (smallest reach) first, unstable ones too.
+    tlb.unstable_levels.sort_by_key(|l| l.reach_bytes);
 }
 
 fn describe(level: &TlbLevel) -> String {
@@ -114,7 +116,11 @@ mod tests {
         let mut now = kind(vec![level(16, 16 << 20)], vec![level(900, 4 << 10)]);
         cross_check(&mut now, None);
         assert!(now.levels.is_empty());
-        assert_eq!(now.unstable_levels.len(), 2);
+        // Smallest reach first, whichever step made them unstable.
+        assert_eq!(
+            now.unstable_levels,
+            vec![level(900, 4 << 10), level(16, 16 << 20)]
+        );
         assert!(
             now.notes[0].contains("run `cargo tune` again"),
             "{:?}",
