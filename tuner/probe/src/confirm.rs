@@ -183,13 +183,28 @@ fn window(level: &TlbLevel, bound: u64, max_loads: u64) -> Option<Window> {
     fits.then_some(Window { stride, lo, hi })
 }
 
-fn describe(level: &TlbLevel) -> String {
+/// `E x P (+C cycles)`, as the notes name a level.
+pub(crate) fn describe(level: &TlbLevel) -> String {
     format!(
         "{} x {} (+{:.1} cycles)",
         level.entries,
         memtune_core::human::bytes(level.page_bytes),
         level.miss_penalty_cycles
     )
+}
+
+/// A level of `entries` pages of `page_bytes`, for tests.
+#[cfg(test)]
+pub(crate) fn test_level(entries: u64, page_bytes: u64) -> TlbLevel {
+    TlbLevel {
+        entries,
+        page_bytes,
+        reach_bytes: entries * page_bytes,
+        miss_penalty_cycles: 100.0,
+        miss_penalty_ns: 0.0,
+        confidence: 0.9,
+        shared_by_sms: None,
+    }
 }
 
 /// Why a level is unstable: what each pass read.
@@ -211,15 +226,7 @@ mod tests {
     use super::*;
 
     fn level(entries: u64, page_bytes: u64) -> TlbLevel {
-        TlbLevel {
-            entries,
-            page_bytes,
-            reach_bytes: entries * page_bytes,
-            miss_penalty_cycles: 100.0,
-            miss_penalty_ns: 0.0,
-            confidence: 0.9,
-            shared_by_sms: None,
-        }
+        test_level(entries, page_bytes)
     }
 
     #[test]

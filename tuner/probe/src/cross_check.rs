@@ -10,8 +10,9 @@
 //! a previous probe every level moves: the first probe of a GPU plans pinned and managed
 //! memory from its random-access curves, and the next `cargo tune` can keep what both found.
 
+use super::confirm::describe;
 use super::confirm_rule::same_entries;
-use memtune_core::profile::{MemoryKind, TlbKind, TlbLevel};
+use memtune_core::profile::{MemoryKind, TlbKind};
 
 /// Whether `kind`'s levels are checked across probes (device memory's stay put).
 pub fn crosses_probes(kind: MemoryKind) -> bool {
@@ -50,30 +51,12 @@ pub fn cross_check(tlb: &mut TlbKind, previous: Option<(&TlbKind, &str)>) {
     tlb.unstable_levels.sort_by_key(|l| l.reach_bytes);
 }
 
-fn describe(level: &TlbLevel) -> String {
-    format!(
-        "{} x {} (+{:.1} cycles)",
-        level.entries,
-        memtune_core::human::bytes(level.page_bytes),
-        level.miss_penalty_cycles
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn level(entries: u64, page_bytes: u64) -> TlbLevel {
-        TlbLevel {
-            entries,
-            page_bytes,
-            reach_bytes: entries * page_bytes,
-            miss_penalty_cycles: 100.0,
-            miss_penalty_ns: 50.0,
-            confidence: 0.5,
-            shared_by_sms: None,
-        }
-    }
+    use crate::confirm::test_level as level;
+    use memtune_core::profile::TlbLevel;
 
     fn kind(levels: Vec<TlbLevel>, unstable: Vec<TlbLevel>) -> TlbKind {
         TlbKind {
