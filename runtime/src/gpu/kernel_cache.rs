@@ -48,7 +48,7 @@ impl KernelCache {
         Some(self.dir.as_ref()?.join(format!("{key}.cubin")))
     }
 
-    /// The CUBIN stored under `key`: only a regular file of at most [`MAX_BYTES`] that
+    /// The CUBIN stored under `key`: only a regular file of at most 64 MiB that
     /// starts as an ELF file does.
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
         let path = self.path(key)?;

@@ -21,8 +21,8 @@ const MANAGED_REGION_CAP: u64 = 8 << 30;
 const RECHECK_REPEATS: usize = 3;
 
 /// Measures throughput over regions doubling from 64 KiB (quadrupling in quick mode) up to
-/// the footprint bound (managed memory: [`MANAGED_REGION_CAP`]), one sample each (a run already spans many reads), then two more
-/// where one slow run could mislead the knee. `on_region(region, fraction)` follows each
+/// the footprint bound (managed memory: 8 GiB at most), one sample each (a run already
+/// spans many reads), then two more where one slow run could mislead the knee. `on_region(region, fraction)` follows each
 /// region.
 pub fn sweep_random_access(
     system: &mut dyn MemorySystem,

@@ -43,9 +43,9 @@ fn grid(items: u64) -> LaunchConfig {
 
 impl Gpu {
     /// Cycles of each of `samples` loads (at most [`MAX_SAMPLES`]) of a random chase over
-    /// [`footprint`] bytes at [`STRIDE_BYTES`], after `warm` untimed hops. The chain is
-    /// written, then evicted from L2 by reading every other line of the array, so that the
-    /// timed hops find their nodes in DRAM. Frees what it allocates (and the cache chases'
+    /// 1 GiB (a quarter of the free memory where less) at 1 KiB strides, after `warm`
+    /// untimed hops. The chain is written, then evicted from L2 by reading every other line
+    /// of the array, so that the timed hops find their nodes in DRAM. Frees what it allocates (and the cache chases'
     /// buffer, which it runs after).
     pub fn random_chase_samples(
         &mut self,
