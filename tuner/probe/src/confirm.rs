@@ -28,21 +28,20 @@ use memtune_core::profile::{ChaseCurve, MemoryKind, TlbKind, TlbLevel};
 /// H200's pinned staircase (6-32 MiB around reaches of 12-22 MiB) fits inside.
 const WINDOW: f64 = 3.0;
 /// A level is re-measured only where its window reaches at least this factor past its
-/// reach on both sides (the bound or the longest walk may cut it); otherwise it is kept as
-/// found, with a note.
+/// reach on both sides (the bound, the longest walk or the pinned allocation may cut it);
+/// otherwise device memory keeps it as found and pinned and managed memory mark it
+/// unstable, each with a note.
 const MIN_SIDE: f64 = 1.5;
 /// Passes, each on a fresh allocation, for pinned and managed memory (quick: one). Two:
 /// the previous probe of the GPU is the third look (`cross_check.rs`).
 const FRESH_PASSES: usize = 2;
 /// The largest fresh allocation of pinned memory a window may ask for: allocating pins
-/// every page (about 1 GB/s on an H100 host), and an H100's pinned `7845 x 256 KiB` (1.9
-/// GiB of reach) asked for 5.7 GiB three times, 19 s. A pinned level whose window needs
-/// more (a reach past 683 MiB) is unstable, with a note. Managed memory is allocated
-/// lazily: a window touches only its ring's pages.
+/// every page, which costs seconds per few GiB (docs/calibration.md). A pinned level whose
+/// window needs more (a reach past 683 MiB) is unstable, with a note. Managed memory is
+/// allocated lazily: a window touches only its ring's pages.
 const PINNED_FRESH_BYTES: u64 = 1 << 30;
 /// A window's walks may be this many times the sweep's longest (`max_loads_per_walk`): a
-/// level near the sweep's longest walk (an H100's pinned 6107 x 4 KiB under 8192 loads)
-/// still gets its window of three times its entries. Walks stay far inside the L2 (one
+/// level near the sweep's longest walk still gets its window of three times its entries. Walks stay far inside the L2 (one
 /// line a load) and the GPU backend's longest chain (65536 loads).
 const WINDOW_WALKS: u64 = 4;
 /// Passes for device memory, on the sweep's buffer.

@@ -1,9 +1,9 @@
 //! Levels of pinned and managed memory checked against the previous probe of the same GPU.
 //!
-//! Their translations follow each process's allocations: on H100s, a level that three fresh
-//! allocations of one probe confirmed (`2133 x 64 KiB` of pinned memory, `2110 x 4 MiB` of
-//! managed memory) was absent from the probes before and after it. The confirmation can
-//! only allocate afresh within its own process; the previous probe of the GPU is another
+//! Their translations follow each process's allocations, and allocations within one process
+//! vary less than between processes: levels that fresh allocations of one probe confirmed
+//! were absent from the probes before and after it (docs/calibration.md). The confirmation
+//! can only allocate afresh within its own process; the previous probe of the GPU is another
 //! process. So a level of these kinds stays in `levels` only where the previous probe also
 //! found it (kept or unstable), with the same page and entries within 10%
 //! (`confirm_rule::same_entries`); the others move to `unstable_levels` with a note. Without

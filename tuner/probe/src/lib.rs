@@ -149,8 +149,8 @@ pub fn probe_tlb(
             continue;
         }
         // Random access runs between the sweep and the confirmation: it takes the sweep's
-        // buffer, which the confirmation's fresh allocations then replace (pinning 8 GiB
-        // again after them took an H100 5-6 s).
+        // buffer, which the confirmation's fresh allocations then replace; after them it
+        // would have to pin its largest region again.
         let swept = sweep_kind_tlb(&mut meter, kind, options, clock_mhz, &mut report);
         if options.random_access {
             let mut curve =

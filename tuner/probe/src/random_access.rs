@@ -13,9 +13,9 @@ const KNEE_RATIO: f64 = 1.1;
 /// scopes that pay are 16-128 MiB, so a draw is weighed against reads in that range.
 const DRAW_REGION: u64 = 256 << 20;
 /// The largest managed region sampled. Once resident, managed memory reads as device
-/// memory does (an H100: 31.3 G reads/s over 39 GiB of either), and every GiB the sweep
-/// first touches migrates at about 6 GB/s (39 GiB took 6.3 s of a 42 s probe); planners
-/// read the curve as flat past its last point.
+/// memory does, and every GiB the sweep first touches is migrated page by page, the
+/// probe's slowest step for large regions (docs/calibration.md); planners read the curve as
+/// flat past its last point.
 const MANAGED_REGION_CAP: u64 = 8 << 30;
 /// Samples of a region that may mislead (see `sweep_random_access`).
 const RECHECK_REPEATS: usize = 3;

@@ -16,7 +16,7 @@ impl Gpu {
     /// `kind`'s buffer, at least `region` bytes, its first `region` bytes filled by
     /// `memtune_fill_words` (each word once per buffer), so the CPU can recompute sums of
     /// its words. Only what is used is filled: managed memory migrates each page it
-    /// touches, at about 6 GB/s on an H100.
+    /// touches.
     fn filled_buffer(&mut self, kind: MemoryKind, region: u64) -> Result<u64, GpuError> {
         self.fault(FaultOp::Alloc, FaultSection::Random(kind))?;
         let base = self.buffer(kind, region)?;
