@@ -7,6 +7,7 @@
 
 mod autotuned;
 mod report;
+mod reuse;
 mod rounds;
 mod row;
 mod steps;
@@ -32,19 +33,28 @@ use sweep::{Check, Row};
 const RUNS: usize = 5;
 /// Bytes of the device-to-device copy that gives the reference bandwidth.
 const COPY_BYTES: u64 = 1 << 30;
-/// The bench argument that runs every workload.
+/// The bench argument that runs every kernel workload.
 const ALL: &str = "all";
+/// The bench argument that times the reuse-distance modes (`reuse.rs`).
+const REUSE: &str = "reuse";
 
-/// Every workload's name, then `all`.
+/// Every workload's name, then `all` and `reuse`.
 fn workload_names() -> PossibleValuesParser {
-    PossibleValuesParser::new(workload::names().into_iter().chain([ALL]))
+    PossibleValuesParser::new(workload::names().into_iter().chain([ALL, REUSE]))
 }
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Which workload to benchmark.
+    /// Which workload to benchmark: a kernel workload, `all` of them, or `reuse` (the
+    /// reuse-distance modes on one generated trace).
     #[arg(value_parser = workload_names())]
     pub workload: String,
+    /// reuse: references of the generated trace (default 10^8; `--quick` 10^7).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), value_name = "N")]
+    pub refs: Option<u64>,
+    /// reuse: distinct items of the generated trace (default 10^7; `--quick` 10^6).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), value_name = "D")]
+    pub distinct: Option<u64>,
     /// Plan for this profile file (default: the lookup chain for the GPU).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
@@ -96,6 +106,15 @@ pub fn run(
     quiet: bool,
     write: WriteOptions,
 ) -> Result<Exit, CliError> {
+    if args.workload == REUSE {
+        return reuse::run(args, json_out, quiet, write);
+    }
+    if args.refs.is_some() || args.distinct.is_some() {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--refs and --distinct are options of `cargo tune bench reuse`",
+        ));
+    }
     let steps = Steps::new(quiet);
     let note = |m: &str| steps.note(m);
     // The output folder is made (or refused) before the benchmarks run.

@@ -11,7 +11,7 @@ mod profiles;
 mod raw;
 mod render;
 mod report;
-mod reuse;
+pub(crate) mod reuse;
 mod reuse_gpu;
 mod reuse_replay;
 mod stage_times;

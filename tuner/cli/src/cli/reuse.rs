@@ -149,7 +149,7 @@ fn ranged(r: std::ops::RangeInclusive<usize>) -> clap::builder::RangedU64ValuePa
     clap::value_parser!(u64).range(*r.start() as u64..=*r.end() as u64)
 }
 
-pub(super) fn reuse_error(e: ReuseError) -> CliError {
+pub(crate) fn reuse_error(e: ReuseError) -> CliError {
     let exit = match e.class() {
         ErrorClass::Invalid => Exit::InvalidProfile,
         ErrorClass::Io => Exit::Io,
