@@ -10,16 +10,44 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Distances(Vec<(u64, u64)>);
 
 impl Distances {
-    /// From dense counts: index = distance; zero counts are left out.
-    pub fn from_dense<N: Copy + Into<u64>>(dense: &[N]) -> Distances {
-        Distances(
-            dense
+    /// From dense counts: index = distance; zero counts are left out. Long ones are read
+    /// on every core: the nonzero counts of each slice counted, then each slice written
+    /// into its place (one vector, no merge), so the GPU modes' counts of millions of
+    /// distances become the histogram in a few milliseconds.
+    pub fn from_dense<N: Copy + Into<u64> + Sync>(dense: &[N]) -> Distances {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(dense.len() / PARALLEL_SLICE);
+        if threads <= 1 {
+            return Distances(nonzero(dense, 0).collect());
+        }
+        let slice = dense.len().div_ceil(threads);
+        let slices: Vec<&[N]> = dense.chunks(slice).collect();
+        let counts: Vec<usize> = std::thread::scope(|s| {
+            let handles: Vec<_> = slices
                 .iter()
-                .enumerate()
-                .map(|(d, &n)| (d as u64, n.into()))
-                .filter(|&(_, n)| n > 0)
-                .collect(),
-        )
+                .map(|c| s.spawn(move || c.iter().filter(|&&n| n.into() > 0).count()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        let mut out = vec![(0u64, 0u64); counts.iter().sum()];
+        std::thread::scope(|s| {
+            let mut rest = out.as_mut_slice();
+            for (i, (c, &k)) in slices.iter().zip(&counts).enumerate() {
+                let (mine, tail) = rest.split_at_mut(k);
+                rest = tail;
+                let base = (i * slice) as u64;
+                s.spawn(move || {
+                    for (slot, pair) in mine.iter_mut().zip(nonzero(c, base)) {
+                        *slot = pair;
+                    }
+                });
+            }
+        });
+        Distances(out)
     }
 
     pub fn len(&self) -> usize {
@@ -61,11 +89,25 @@ impl Distances {
     }
 }
 
+/// Dense counts shorter than this many per core are read on one thread.
+const PARALLEL_SLICE: usize = 1 << 18;
+
+/// The nonzero counts of `dense` as `(distance, count)`, `base` the distance of its first.
+fn nonzero<N: Copy + Into<u64>>(dense: &[N], base: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    dense
+        .iter()
+        .enumerate()
+        .map(move |(d, &n)| (base + d as u64, n.into()))
+        .filter(|&(_, n)| n > 0)
+}
+
 /// Any `(distance, count)` pairs: sorted, counts of one distance added, zeros dropped.
+/// The sort is the stable one, which finds ascending runs and merges them: HP-RDA's
+/// adjusted distances arrive as two sorted runs, merged in linear time.
 impl FromIterator<(u64, u64)> for Distances {
     fn from_iter<I: IntoIterator<Item = (u64, u64)>>(pairs: I) -> Distances {
         let mut v: Vec<(u64, u64)> = pairs.into_iter().filter(|&(_, n)| n > 0).collect();
-        v.sort_unstable_by_key(|&(d, _)| d);
+        v.sort_by_key(|&(d, _)| d);
         v.dedup_by(|later, kept| {
             let same = later.0 == kept.0;
             if same {
@@ -138,6 +180,31 @@ mod tests {
         let d = Distances::from_dense(&[0u32, 4, 0, 1]);
         assert_eq!(d, Distances::from([(1, 4), (3, 1)]));
         assert!(Distances::from_dense::<u64>(&[]).is_empty());
+    }
+
+    #[test]
+    fn long_dense_counts_read_on_every_core_match_one_thread() {
+        // Past the parallel threshold on any machine with two cores; gaps cross slices.
+        let dense: Vec<u32> = (0..3 * PARALLEL_SLICE as u32 + 17)
+            .map(|i| {
+                if i % 7 == 0 || i % 1000 < 3 {
+                    0
+                } else {
+                    i % 11
+                }
+            })
+            .collect();
+        let serial = Distances(nonzero(&dense, 0).collect());
+        let d = Distances::from_dense(&dense);
+        assert_eq!(d, serial);
+        assert!(d.iter().all(|&(_, n)| n > 0));
+        assert!(d.keys().zip(d.keys().skip(1)).all(|(a, b)| a < b));
+    }
+
+    #[test]
+    fn two_sorted_runs_merge_into_one() {
+        let d: Distances = [(1, 1), (4, 1), (9, 1), (0, 2), (4, 2), (5, 1)].into();
+        assert_eq!(d, Distances::from([(0, 2), (1, 1), (4, 3), (5, 1), (9, 1)]));
     }
 
     #[test]

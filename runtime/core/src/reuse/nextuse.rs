@@ -233,7 +233,7 @@ pub fn count(dense: &mut Vec<u64>, d: u32) {
 
 /// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
 /// one per distinct item.
-pub fn from_dense<N: Copy + Into<u64>>(references: u64, dense: &[N]) -> Histogram {
+pub fn from_dense<N: Copy + Into<u64> + Sync>(references: u64, dense: &[N]) -> Histogram {
     let exact = Distances::from_dense(dense);
     let cold = references.saturating_sub(exact.values().sum());
     Histogram {

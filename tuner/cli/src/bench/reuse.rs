@@ -63,6 +63,9 @@ struct ModeRow {
     /// modes, hp-rda's for hp-rda-gpu).
     #[serde(skip_serializing_if = "Option::is_none")]
     equal: Option<bool>,
+    /// The GPU modes: where each run's seconds went.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    runs_parts: Vec<serde_json::Value>,
 }
 
 /// A target, what was measured and whether it holds.
@@ -130,6 +133,7 @@ fn row(mode: &str, runs: Vec<f64>, n: u64, reference_seconds: f64) -> ModeRow {
         on_gpu_seconds: None,
         error: None,
         equal: None,
+        runs_parts: Vec::new(),
     }
 }
 
@@ -244,6 +248,7 @@ pub(super) fn run(
         "trace": "the first `distinct` references each item once, the rest uniform over them",
         "sampled_held_items": held,
         "host_threads": workers,
+        "host_cpu": host_cpu(),
         "rows": rows,
         "targets": targets,
         "notes": notes,
@@ -266,6 +271,13 @@ pub(super) fn run(
     Ok(Exit::Ok)
 }
 
+/// The host CPU's model name, as /proc/cpuinfo gives it (exact-cpu's speed depends on it).
+fn host_cpu() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("model name"))?;
+    Some(line.split_once(':')?.1.trim().to_string())
+}
+
 enum GpuSkip {
     NoGpu(String),
     Failed(CliError),
@@ -282,7 +294,7 @@ fn gpu_rows(
 ) -> Result<Vec<ModeRow>, GpuSkip> {
     let n = items.len() as u64;
     let failed = |m: String| GpuSkip::Failed(CliError::new(Exit::Internal, m));
-    let (mut runs, mut on_gpu, mut equal) = (Vec::new(), Vec::new(), true);
+    let (mut runs, mut on_gpu, mut equal, mut parts) = (Vec::new(), Vec::new(), true, Vec::new());
     for _ in 0..GPU_RUNS {
         match gpu_reuse::analyze(items, &[ordinal]) {
             Ok(a) => {
@@ -290,6 +302,13 @@ fn gpu_rows(
                 let upload: f64 = a.parts.iter().map(|p| p.upload_seconds).sum();
                 on_gpu.push(a.seconds - upload);
                 equal &= a.histogram == *reference;
+                parts.push(json!({
+                    "seconds": a.seconds,
+                    "upload_seconds": upload,
+                    "phase_seconds": a.parts.first().map(|p| p.phase_seconds),
+                    "radix_passes": a.parts.first().map(|p| p.radix_passes),
+                    "histogram_seconds": a.histogram_seconds,
+                }));
             }
             Err(GpuReuseError::Gpu { source, .. }) if no_gpu(&source) => {
                 return Err(GpuSkip::NoGpu(source.to_string()))
@@ -300,8 +319,9 @@ fn gpu_rows(
     let mut exact_row = row("exact-gpu", runs, n, cpu_seconds);
     exact_row.on_gpu_seconds = Some(median(&on_gpu));
     exact_row.equal = Some(equal);
+    exact_row.runs_parts = parts;
 
-    let (mut runs, mut on_gpu, mut same) = (Vec::new(), Vec::new(), true);
+    let (mut runs, mut on_gpu, mut same, mut parts) = (Vec::new(), Vec::new(), true, Vec::new());
     let mut error = 0.0;
     for _ in 0..GPU_RUNS {
         let r = gpu_hprda::analyze(items, config, ordinal)
@@ -310,11 +330,23 @@ fn gpu_rows(
         on_gpu.push(r.seconds - r.upload_seconds - r.read_seconds);
         same &= r.histogram == *hp;
         error = r.histogram.average_bin_error(reference);
+        parts.push(json!({
+            "seconds": r.seconds,
+            "upload_seconds": r.upload_seconds,
+            "preprocess_seconds": r.preprocess_seconds,
+            "thread_seconds": r.thread_seconds,
+            "merge_seconds": r.merge_seconds,
+            "read_seconds": r.read_seconds,
+            "histogram_seconds": r.histogram_seconds,
+            "launches": r.launches,
+            "kept": r.kept,
+        }));
     }
     let mut hp_row = row("hp-rda-gpu", runs, n, cpu_seconds);
     hp_row.on_gpu_seconds = Some(median(&on_gpu));
     hp_row.equal = Some(same);
     hp_row.error = Some(error);
+    hp_row.runs_parts = parts;
     Ok(vec![exact_row, hp_row])
 }
 
