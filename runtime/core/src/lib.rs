@@ -15,6 +15,7 @@ pub mod profile;
 mod profile_latency;
 pub mod reuse;
 pub mod size;
+pub mod stats;
 pub mod store;
 pub mod time;
 pub mod tune;

@@ -55,11 +55,9 @@ impl LatencyDistribution {
     }
 }
 
-/// The nearest-rank `q`-quantile of ascending, non-empty `sorted`: the smallest value with
-/// at least `q` of the samples at or below it.
+/// The nearest-rank `q`-quantile of ascending, non-empty `sorted` ([`crate::stats`]).
 fn nearest_rank(sorted: &[u64], q: f64) -> f64 {
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1] as f64
+    crate::stats::nearest_rank(sorted, q).map_or(f64::NAN, |v| v as f64)
 }
 
 impl fmt::Display for LatencyDistribution {

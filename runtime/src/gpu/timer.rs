@@ -14,11 +14,10 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// The median run (the upper middle one for an even count); 0 without runs.
+    /// The median run (the upper middle one for an even count, as the autotuner reads
+    /// its runs: [`memtune_core::stats::quantile`]); 0 without runs.
     pub fn median_ms(&self) -> f64 {
-        let mut t = self.runs_ms.clone();
-        t.sort_by(f64::total_cmp);
-        t.get(t.len() / 2).copied().unwrap_or(0.0)
+        memtune_core::stats::quantile(&self.runs_ms, 0.5).unwrap_or(0.0)
     }
 
     /// Slowest minus fastest run: the noise of this measurement.

@@ -10,20 +10,9 @@ pub(crate) const NOISE_FLOOR: f64 = 0.002;
 /// Scales a median absolute deviation to a Gaussian standard deviation.
 const MAD_TO_SIGMA: f64 = 1.4826;
 
-/// The median of `values` (0 when empty).
+/// The median of `values` (0 when empty; [`memtune_core::stats::median`]).
 pub(crate) fn median(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mut v = values.to_vec();
-    let mid = v.len() / 2;
-    let (below, &mut upper, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
-    if values.len() % 2 == 1 {
-        upper
-    } else {
-        let lower = below.iter().copied().fold(f64::MIN, f64::max);
-        (lower + upper) / 2.0
-    }
+    memtune_core::stats::median(values).unwrap_or(0.0)
 }
 
 /// The median of `values` weighted by `weights`: the value where half the weight lies below.

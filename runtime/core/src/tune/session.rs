@@ -106,16 +106,7 @@ impl Stats {
     }
 }
 
-/// Nearest-rank quantile of `runs`; `None` when empty.
-pub fn quantile(runs: &[f64], q: f64) -> Option<f64> {
-    let mut v: Vec<f64> = runs.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let i = ((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1);
-    Some(v[i])
-}
+pub use crate::stats::quantile;
 
 /// What a session times: `time(i)` launches candidate `i` once and returns its
 /// milliseconds; `refine` may append a candidate once every live one has its samples, and

@@ -123,15 +123,6 @@ fn a_disturbed_run_does_not_flip_the_winner() {
 }
 
 #[test]
-fn quantiles_are_nearest_rank() {
-    let runs = [5.0, 1.0, 3.0, 2.0, 4.0];
-    assert_eq!(quantile(&runs, 0.5), Some(3.0));
-    assert_eq!(quantile(&runs, 0.2), Some(2.0));
-    assert_eq!(quantile(&runs, 0.8), Some(4.0));
-    assert_eq!(quantile(&[], 0.5), None);
-}
-
-#[test]
 fn slower_candidates_within_the_drop_ratios_stay_within_budget() {
     for others in [1.4, 1.09, 1.0, 0.9] {
         let ms = [1.0, others, others, others, others];

@@ -113,13 +113,7 @@ fn trace(n: u64, d: u64) -> Vec<u64> {
 }
 
 fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
+    memtune_core::stats::median(v).unwrap_or(f64::NAN)
 }
 
 fn row(mode: &str, runs: Vec<f64>, n: u64, reference_seconds: f64) -> ModeRow {

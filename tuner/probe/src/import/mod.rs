@@ -315,9 +315,9 @@ pub fn merge(files: Vec<FileCurves>, kind: Option<MemoryKind>) -> Result<Importe
     for ((k, stride), footprints) in by_curve {
         let points = footprints
             .into_iter()
-            .map(|(footprint, mut values)| ChasePoint {
+            .map(|(footprint, values)| ChasePoint {
                 footprint_bytes: footprint,
-                cycles_per_load: median(&mut values),
+                cycles_per_load: crate::robust::median(&values),
             })
             .collect();
         kinds
@@ -340,17 +340,6 @@ pub fn merge(files: Vec<FileCurves>, kind: Option<MemoryKind>) -> Result<Importe
         gpu,
         kinds,
     })
-}
-
-/// The median of `values` (not empty), sorting them.
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
 }
 
 /// The footprint windows of `kind` in `files`: each file's footprints split at their gaps
