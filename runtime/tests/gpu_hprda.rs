@@ -1,5 +1,6 @@
 //! hp-rda-gpu against HP-RDA's CPU form (`memtune_core::reuse::hprda`): the same histogram,
-//! adjusted and not, for traces of every shape the kernels treat apart (one reference, one
+//! with each adjustment (the seed's, the overlap estimate, whose grid merge is flat, and
+//! none), for traces of every shape the kernels treat apart (one reference, one
 //! item, no reuse, items 0 and u64::MAX, which the grid table keeps apart, few and many
 //! items, a loop, runs of repeats) under the paper's parameters and others: an ST off the
 //! default and not a power of two, partial sub-traces and blocks, blocks of a few threads,
@@ -11,7 +12,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use memtune::core::reuse::hprda::{self as cpu, HpRdaConfig};
+use memtune::core::reuse::hprda::{self as cpu, Adjust, HpRdaConfig};
 use memtune::core::reuse::{analyze_slice, radix, Histogram, Mode, Options};
 use memtune::reuse::hprda::{analyze, HpRdaGpu};
 
@@ -55,7 +56,7 @@ fn config(sub_trace: usize, threads_per_block: usize, blocks: usize) -> HpRdaCon
         sub_trace,
         threads_per_block,
         blocks,
-        adjust: true,
+        adjust: Adjust::Seed,
     }
 }
 
@@ -98,8 +99,8 @@ fn say(line: &str) {
 }
 
 #[test]
-fn hp_rda_gpu_equals_the_cpu_form_adjusted_and_not() {
-    if !memtune_tests::gpu_tests_enabled("hp_rda_gpu_equals_the_cpu_form_adjusted_and_not") {
+fn hp_rda_gpu_equals_the_cpu_form_with_each_adjustment() {
+    if !memtune_tests::gpu_tests_enabled("hp_rda_gpu_equals_the_cpu_form_with_each_adjustment") {
         return;
     }
     for (name, trace) in traces() {
@@ -107,7 +108,7 @@ fn hp_rda_gpu_equals_the_cpu_form_adjusted_and_not() {
         // The records are sorted by the bits in which the trace's items differ.
         let passes = radix::digit_shifts(radix::varying_bits(&trace)).len();
         for c in configs() {
-            for adjust in [true, false] {
+            for adjust in [Adjust::Seed, Adjust::Overlap, Adjust::None] {
                 let c = HpRdaConfig { adjust, ..c };
                 let what = format!("{name}, {c:?}");
                 let want = cpu_form(&trace, c, &what);
@@ -136,7 +137,7 @@ fn the_grid_merge_runs_across_launches() {
     // earlier launches all along.
     let trace = xorshift(9, 300_000, 20_000);
     let c = config(256, 16, 4);
-    for adjust in [true, false] {
+    for adjust in [Adjust::Seed, Adjust::Overlap, Adjust::None] {
         let c = HpRdaConfig { adjust, ..c };
         let got = gpu(&trace, c, "across launches");
         assert!(got.launches > 10, "{} launches", got.launches);

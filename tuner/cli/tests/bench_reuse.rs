@@ -36,15 +36,21 @@ fn bench_reuse_runs_every_cpu_mode_against_exact() {
     assert_eq!(doc["cold"], 20_000);
     let rows = rows(&doc);
     let modes: Vec<&str> = rows.iter().map(|(m, _)| m.as_str()).collect();
-    assert_eq!(&modes[..3], ["exact-cpu", "hp-rda", "sampled"]);
+    assert_eq!(
+        &modes[..4],
+        ["exact-cpu", "hp-rda", "hp-rda --adjust overlap", "sampled"]
+    );
     for (m, row) in &rows {
         let s = row["median_seconds"].as_f64().unwrap();
         assert!(s > 0.0 && s.is_finite(), "{m}: {s}");
     }
-    // HP-RDA over-estimates where sub-traces share items: some error, but bounded.
+    // HP-RDA over-estimates where sub-traces share items: some error, but bounded; the
+    // overlap correction removes most of it on a trace without locality.
     let hp = rows[1].1["error"].as_f64().unwrap();
     assert!(hp > 0.0 && hp < 0.2, "hp-rda error {hp}");
-    let sampled = rows[2].1["error"].as_f64().unwrap();
+    let overlap = rows[2].1["error"].as_f64().unwrap();
+    assert!(overlap < hp, "overlap {overlap} against seed {hp}");
+    let sampled = rows[3].1["error"].as_f64().unwrap();
     assert!(sampled < 0.05, "sampled miss-ratio error {sampled}");
     let targets = doc["targets"].as_array().unwrap();
     assert!(targets.iter().any(|t| t["name"]
@@ -62,7 +68,7 @@ fn bench_reuse_runs_every_cpu_mode_against_exact() {
     } else {
         let notes = doc["notes"].to_string();
         assert!(notes.contains("GPU modes skipped"), "{notes}");
-        assert_eq!(targets.len(), 4);
+        assert_eq!(targets.len(), 6);
     }
     let written: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("bench-reuse.json")).unwrap()).unwrap();
@@ -96,7 +102,7 @@ fn bench_reuse_with_gpus_checks_the_gpu_modes() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows(&doc);
     let gpu: Vec<_> = rows.iter().filter(|(m, _)| m.ends_with("-gpu")).collect();
-    assert_eq!(gpu.len(), 2);
+    assert_eq!(gpu.len(), 3);
     for (m, row) in gpu {
         assert_eq!(row["equal"], true, "{m}");
         assert_eq!(row["runs_seconds"].as_array().unwrap().len(), 3, "{m}");

@@ -150,7 +150,20 @@ fn reuse_plots() -> Vec<(String, String)> {
             (granularity, h)
         })
         .collect();
-    let predictions = levels::predict(&levels, |g| histograms.get(&g));
+    let sectored: std::collections::BTreeMap<(u64, u64), _> = levels::sectored_grains(&levels)
+        .into_iter()
+        .map(|(fill, line)| {
+            let h = memtune_core::reuse::sectored::histogram(&trace, fill, line);
+            ((fill, line), h.expect("sectored analysis"))
+        })
+        .collect();
+    let predictions = levels::predict(&levels, |l| {
+        if l.sectored() {
+            sectored.get(&(l.granularity, l.line_bytes))
+        } else {
+            histograms.get(&l.granularity)
+        }
+    });
     assert!(predictions.len() >= 3, "{predictions:?}");
     let svgs = reuse_svgs("sweep+window", &histograms, &predictions);
     let cdf = &svgs[0].1;

@@ -50,6 +50,62 @@ impl Distances {
         Distances(out)
     }
 
+    /// From pairs in ascending order of distance (equal distances next to each other are
+    /// added, zero counts dropped): one pass. Pairs out of order are sorted after all, so
+    /// the result is right for any input; only the speed counts on the order.
+    pub fn from_ascending(pairs: impl IntoIterator<Item = (u64, u64)>) -> Distances {
+        let mut pairs = pairs.into_iter();
+        let mut v: Vec<(u64, u64)> = Vec::with_capacity(pairs.size_hint().0);
+        for (d, n) in pairs.by_ref() {
+            if n == 0 {
+                continue;
+            }
+            match v.last_mut() {
+                Some(last) if last.0 == d => last.1 += n,
+                Some(last) if last.0 > d => {
+                    v.push((d, n));
+                    v.extend(pairs);
+                    return v.into_iter().collect();
+                }
+                _ => v.push((d, n)),
+            }
+        }
+        Distances(v)
+    }
+
+    /// Both histograms' distances, the counts of a distance in both added: one pass.
+    pub fn merge(&self, other: &Distances) -> Distances {
+        Distances::merge_slices(&self.0, &other.0)
+    }
+
+    /// [`Distances::merge`] of two slices of ascending, distinct distances.
+    pub fn merge_slices(a: &[(u64, u64)], b: &[(u64, u64)]) -> Distances {
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            let (x, y) = (a[i], b[j]);
+            if x.0 < y.0 {
+                out.push(x);
+                i += 1;
+            } else if y.0 < x.0 {
+                out.push(y);
+                j += 1;
+            } else {
+                out.push((x.0, x.1 + y.1));
+                i += 1;
+                j += 1;
+            }
+        }
+        out.extend_from_slice(&a[i..]);
+        out.extend_from_slice(&b[j..]);
+        Distances(out)
+    }
+
+    /// The pairs, distances ascending.
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.0
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -199,6 +255,21 @@ mod tests {
         assert_eq!(d, serial);
         assert!(d.iter().all(|&(_, n)| n > 0));
         assert!(d.keys().zip(d.keys().skip(1)).all(|(a, b)| a < b));
+    }
+
+    #[test]
+    fn ascending_pairs_add_up_and_any_order_still_sorts() {
+        let d = Distances::from_ascending([(1, 1), (1, 2), (3, 0), (4, 1)]);
+        assert_eq!(d, Distances::from([(1, 3), (4, 1)]));
+        let late = Distances::from_ascending([(2, 1), (5, 1), (1, 1), (5, 2)]);
+        assert_eq!(late, Distances::from([(1, 1), (2, 1), (5, 3)]));
+        let a = Distances::from([(1, 1), (4, 2), (9, 1)]);
+        let b = Distances::from([(0, 5), (4, 1), (10, 1)]);
+        assert_eq!(
+            a.merge(&b),
+            Distances::from([(0, 5), (1, 1), (4, 3), (9, 1), (10, 1)])
+        );
+        assert_eq!(a.merge(&Distances::default()), a);
     }
 
     #[test]

@@ -15,9 +15,10 @@
 //!    launches too): the uses of an item in sub-traces `i < j`, absent in between, are
 //!    `latest_i + Σ count[k] (i < k < j) + first_j` apart (formula 1). Distinct items seen
 //!    in several sub-traces are counted once per sub-trace, so this over-estimates.
-//! 5. Adjustment (formula 2/3, `adjust`): once the trace ends, every distance above `M`,
-//!    the distinct items of the whole trace, becomes `distance × ef` with the effective
-//!    factor `ef = M / Σ count` over every sub-trace.
+//! 5. Adjustment, once the trace ends ([`super::hprda_adjust`]): the seed's formula 2/3
+//!    (every distance above `M`, the distinct items of the whole trace, becomes
+//!    `distance × ef` with the effective factor `ef = M / Σ count` over every sub-trace),
+//!    or an estimate of the over-count itself, or none.
 //!
 //! Blocks run on worker threads (the GPU's blocks in parallel); the grid merge is split by
 //! item hash over the workers (the GPU's threads over groups of distinct items). A block's
@@ -30,6 +31,7 @@ use std::thread;
 
 use super::exact::check_items;
 use super::histogram::Counts;
+pub use super::hprda_adjust::{Adjust, Totals};
 use super::table::TimeTable;
 use super::{Histogram, ReuseError};
 
@@ -60,8 +62,9 @@ pub struct HpRdaConfig {
     pub threads_per_block: usize,
     /// NTB: blocks per launch; a launch is `NTB × NB × ST` references.
     pub blocks: usize,
-    /// Apply the probabilistic adjustment (the paper's `-disable-adjusting` turns it off).
-    pub adjust: bool,
+    /// The adjustment of merged distances (the paper's `-disable-adjusting`:
+    /// [`Adjust::None`]).
+    pub adjust: Adjust,
 }
 
 impl Default for HpRdaConfig {
@@ -70,7 +73,7 @@ impl Default for HpRdaConfig {
             sub_trace: DEFAULT_SUB_TRACE,
             threads_per_block: DEFAULT_THREADS_PER_BLOCK,
             blocks: DEFAULT_BLOCKS,
-            adjust: true,
+            adjust: Adjust::Seed,
         }
     }
 }
@@ -233,8 +236,10 @@ struct BlockWorker {
     /// Block items in order of first use, with their block-level `first`.
     order: Vec<(u64, u64)>,
     infos: Vec<AccessInfo>,
-    /// Local and thread-merged distances.
-    counts: Counts,
+    /// Distances inside sub-traces (exact).
+    local: Counts,
+    /// Distances between the block's sub-traces (formula 1).
+    cross: Counts,
 }
 
 /// Grid-merge partition of an item: high hash bits, independent of the table's slot bits.
@@ -250,10 +255,10 @@ impl BlockWorker {
         let mut prefix = 0u64;
         for sub in block.chunks(sub_trace) {
             self.infos.clear();
-            let count = self.thread.analyze(sub, &mut self.counts, &mut self.infos);
+            let count = self.thread.analyze(sub, &mut self.local, &mut self.infos);
             for info in &self.infos {
                 match self.merge.visit(info, prefix, count) {
-                    Some(d) => self.counts.record(Some(d)),
+                    Some(d) => self.cross.record(Some(d)),
                     None => self.order.push((info.item, prefix + info.first)),
                 }
             }
@@ -285,11 +290,17 @@ struct GridPart {
 
 impl GridPart {
     /// Merges this partition's `access_info` of each block, in trace order; `prefixes[b]`
-    /// is the block counts summed before block `b`.
-    fn merge(&mut self, blocks: &[BlockSummary], prefixes: &[u64], p: usize) {
+    /// is the block counts summed before block `b`: exact counts, or with `flat` their
+    /// sub-traces' summed counts.
+    fn merge(&mut self, blocks: &[BlockSummary], prefixes: &[u64], p: usize, flat: bool) {
         for (block, &prefix) in blocks.iter().zip(prefixes) {
+            let count = if flat {
+                block.thread_counts
+            } else {
+                block.count
+            };
             for info in &block.parts[p] {
-                if let Some(d) = self.merge.visit(info, prefix, block.count) {
+                if let Some(d) = self.merge.visit(info, prefix, count) {
                     self.counts.record(Some(d));
                 }
             }
@@ -311,7 +322,7 @@ pub struct HpRdaAnalyzer {
     repeats: u64,
     /// Block distinct counts summed over every launch so far.
     prefix: u64,
-    /// Sub-trace distinct counts summed (the denominator of `ef`).
+    /// Sub-trace distinct counts summed (the denominator of `ef`, the flat grid's prefix).
     thread_counts: u64,
     limit: Option<u64>,
 }
@@ -393,16 +404,21 @@ impl HpRdaAnalyzer {
         });
         summaries.sort_unstable_by_key(|(i, _)| *i);
         let summaries: Vec<BlockSummary> = summaries.into_iter().map(|(_, b)| b).collect();
+        let flat = self.config.adjust.flat_grid();
         let mut prefixes = Vec::with_capacity(summaries.len());
         for b in &summaries {
-            prefixes.push(self.prefix);
+            prefixes.push(if flat {
+                self.thread_counts
+            } else {
+                self.prefix
+            });
             self.prefix += b.count;
             self.thread_counts += b.thread_counts;
         }
         thread::scope(|s| {
             for (p, part) in self.parts.iter_mut().enumerate() {
                 let (summaries, prefixes) = (&summaries, &prefixes);
-                s.spawn(move || part.merge(summaries, prefixes, p));
+                s.spawn(move || part.merge(summaries, prefixes, p, flat));
             }
         });
         self.batch.clear();
@@ -420,54 +436,20 @@ impl HpRdaAnalyzer {
             distinct: self.distinct(),
             thread_counts: self.thread_counts,
         };
-        let mut exact = BTreeMap::new();
-        let counts = self.workers.into_iter().map(|w| w.counts);
-        for c in counts.chain(self.parts.into_iter().map(|p| p.counts)) {
+        let (mut local, mut cross) = (BTreeMap::new(), BTreeMap::new());
+        let add = |to: &mut BTreeMap<u64, u64>, c: Counts| {
             for (d, n) in c.into_histogram(0).exact {
-                *exact.entry(d).or_insert(0) += n;
+                *to.entry(d).or_insert(0) += n;
             }
-        }
-        Ok(totals.histogram(exact, self.config.adjust))
-    }
-}
-
-/// What an HP-RDA run counted besides its distances; the CPU form and the GPU one
-/// (`memtune::reuse::hprda`) finish through [`Totals::histogram`], so both adjust alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Totals {
-    /// References of the trace, repeats included.
-    pub references: u64,
-    /// References dropped by preprocessing (each a repeat of the one before: distance 0).
-    pub repeats: u64,
-    /// Distinct items of the trace (`M`).
-    pub distinct: u64,
-    /// Σ of every sub-trace's distinct count (the denominator of `ef`).
-    pub thread_counts: u64,
-}
-
-impl Totals {
-    /// The histogram of the merged distances `exact` (`(distance, references)`, repeats not
-    /// included, in any order), adjusted when `adjust` by formula 2: distances above `M`
-    /// (impossible in a trace of `M` distinct items) scaled by `ef = M / Σ count`.
-    pub fn histogram(
-        &self,
-        exact: impl IntoIterator<Item = (u64, u64)>,
-        adjust: bool,
-    ) -> Histogram {
-        let m = self.distinct;
-        let ef = (adjust && self.thread_counts > 0).then(|| m as f64 / self.thread_counts as f64);
-        let scaled = |(d, n): (u64, u64)| match ef {
-            Some(ef) if d > m => ((d as f64 * ef).round() as u64, n),
-            _ => (d, n),
         };
-        let repeats = (self.repeats > 0).then_some((0, self.repeats));
-        Histogram {
-            references: self.references,
-            distinct: m,
-            cold: m,
-            exact: exact.into_iter().chain(repeats).map(scaled).collect(),
-            sample: None,
+        for w in self.workers {
+            add(&mut local, w.local);
+            add(&mut cross, w.cross);
         }
+        for p in self.parts {
+            add(&mut cross, p.counts);
+        }
+        Ok(totals.histogram(local, cross, self.config.adjust))
     }
 }
 
@@ -486,7 +468,7 @@ pub fn histogram(
 mod tests {
     use super::*;
 
-    fn small(st: usize, nb: usize, adjust: bool) -> HpRdaConfig {
+    fn small(st: usize, nb: usize, adjust: Adjust) -> HpRdaConfig {
         HpRdaConfig {
             sub_trace: st,
             threads_per_block: nb,
@@ -531,7 +513,7 @@ mod tests {
         let t: Vec<u64> = (0..4096u64).map(|i| i % 8).collect();
         let exact = crate::reuse::exact::histogram(&t).expect("exact");
         for (st, nb) in [(64, 1), (64, 4), (128, 2)] {
-            for adjust in [false, true] {
+            for adjust in [Adjust::None, Adjust::Seed, Adjust::Overlap] {
                 let h = histogram(&t, small(st, nb, adjust), 2).expect("hp-rda");
                 assert_eq!(h, exact, "st {st} nb {nb}");
             }
@@ -541,7 +523,7 @@ mod tests {
     #[test]
     fn repeats_are_distance_zero_and_totals_match_exact() {
         let t = [5u64, 5, 5, 7, 7, 5, 9, 9, 9, 7];
-        let h = histogram(&t, small(64, 1, true), 1).expect("hp-rda");
+        let h = histogram(&t, small(64, 1, Adjust::Seed), 1).expect("hp-rda");
         assert_eq!(h, crate::reuse::exact::histogram(&t).expect("exact"));
     }
 
@@ -553,23 +535,35 @@ mod tests {
             t.extend((0..4u64).cycle().take(64));
         }
         t.push(100);
-        let h = histogram(&t, small(64, 2, false), 1).expect("hp-rda");
+        let h = histogram(&t, small(64, 2, Adjust::None), 1).expect("hp-rda");
         // True distance 4; formula 1 sums each sub-trace's 4 items (and the first's tail).
         assert!(h.exact.keys().any(|d| d > 5), "{:?}", h.exact);
-        let adjusted = histogram(&t, small(64, 2, true), 1).expect("hp-rda");
+        let adjusted = histogram(&t, small(64, 2, Adjust::Seed), 1).expect("hp-rda");
         assert!(
             adjusted.exact.keys().all(|d| d <= 5),
             "{:?}",
             adjusted.exact
         );
         assert_eq!((adjusted.cold, adjusted.references), (5, t.len() as u64));
+        // The overlap estimate takes off the items 0..4 counted once per sub-trace: item
+        // 100's reuse comes out nearer its true 4 than formula 1's.
+        let exact = crate::reuse::exact::histogram(&t).expect("exact");
+        let overlap = histogram(&t, small(64, 2, Adjust::Overlap), 1).expect("hp-rda");
+        let far = |h: &Histogram| h.exact.iter().map(|&(d, _)| d).max().unwrap_or(0);
+        assert!(
+            far(&overlap) < far(&h),
+            "{:?} vs {:?}",
+            overlap.exact,
+            h.exact
+        );
+        assert!(overlap.average_bin_error(&exact) < h.average_bin_error(&exact));
     }
 
     #[test]
     fn bounds_are_checked() {
         for bad in [
-            small(32, 1, true),
-            small(2048, 2048, true),
+            small(32, 1, Adjust::Seed),
+            small(2048, 2048, Adjust::Seed),
             HpRdaConfig {
                 blocks: 65535,
                 ..HpRdaConfig::default()

@@ -24,9 +24,12 @@
 //!    lies in block `a < b` is `latest_a + Q[b] - Q[a + 1] + first_b` from it, the block
 //!    values being formula 1 over the block's sub-traces; the first record of an item in
 //!    a launch looks its item up in the grid table (what earlier launches stored), the
-//!    last one stores `Q[b + 1] - latest_b` there, in a kernel of its own.
-//! 6. The distinct items are the grid table's; the histogram is finished as the CPU
-//!    form's is ([`Totals::histogram`]), adjusted by formula 2 unless told not to.
+//!    last one stores `Q[b + 1] - latest_b` there, in a kernel of its own. For the overlap
+//!    adjustment `Q` is flat instead: the blocks' summed sub-trace counts, `C` over every
+//!    launch (built on the host from `C`).
+//! 6. Distances inside sub-traces and between them are counted apart. The distinct items
+//!    are the grid table's; the histogram is finished as the CPU form's is
+//!    ([`Totals::histogram`]), adjusted as the configuration says.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -143,15 +146,19 @@ struct Grid {
     /// Exact block counts summed over every block so far.
     base: u64,
     thread_counts: u64,
-    dense: BTreeMap<u64, u64>,
+    /// Distances inside sub-traces.
+    local: BTreeMap<u64, u64>,
+    /// Distances between sub-traces.
+    cross: BTreeMap<u64, u64>,
 }
 
 impl Grid {
     /// One launch of kept references; `varying` as for [`sorted_records`].
-    fn launch(&mut self, trace: &[u64], st: usize, nb: usize, varying: u64) {
-        let r = threads(trace, st, &mut self.dense);
+    fn launch(&mut self, trace: &[u64], st: usize, nb: usize, varying: u64, flat: bool) {
+        let r = threads(trace, st, &mut self.local);
         let s = r.counts.len();
         let c = prefix(&r.counts, 0);
+        let flat_base = self.thread_counts;
         self.thread_counts += c[s];
         let recs = sorted_records(&r, &c, st, varying);
         let block_end = |b: usize| ((b + 1) * nb).min(s);
@@ -173,7 +180,12 @@ impl Grid {
                 block_counts[b] += 1;
             }
         }
-        let q = prefix(&block_counts, self.base);
+        let q = if flat {
+            let ends = (0..=block_counts.len()).map(|b| flat_base + c[(b * nb).min(s)]);
+            ends.collect()
+        } else {
+            prefix(&block_counts, self.base)
+        };
         // memtune_hprda_merge: every distance, grid table read only.
         for k in 0..recs.len() {
             let (v, t, f, _) = recs[k];
@@ -192,7 +204,7 @@ impl Grid {
                     .map(|&s| (q[b] + first_blk(k)).wrapping_sub(s))
             };
             if let Some(d) = d {
-                *self.dense.entry(d).or_insert(0) += 1;
+                *self.cross.entry(d).or_insert(0) += 1;
             }
         }
         // memtune_hprda_store: each item's last record of the launch.
@@ -215,7 +227,14 @@ pub fn histogram(items: &[u64], config: HpRdaConfig) -> Result<Histogram, ReuseE
     let varying = radix::varying_bits(items);
     let mut grid = Grid::default();
     for part in kept.chunks(launch) {
-        grid.launch(part, config.sub_trace, config.threads_per_block, varying);
+        let flat = config.adjust.flat_grid();
+        grid.launch(
+            part,
+            config.sub_trace,
+            config.threads_per_block,
+            varying,
+            flat,
+        );
     }
     let totals = Totals {
         references: items.len() as u64,
@@ -223,13 +242,13 @@ pub fn histogram(items: &[u64], config: HpRdaConfig) -> Result<Histogram, ReuseE
         distinct: grid.table.len() as u64,
         thread_counts: grid.thread_counts,
     };
-    Ok(totals.histogram(grid.dense, config.adjust))
+    Ok(totals.histogram(grid.local, grid.cross, config.adjust))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reuse::hprda;
+    use crate::reuse::hprda::{self, Adjust};
 
     fn xorshift(seed: u64, n: usize, items: u64) -> Vec<u64> {
         let mut x = seed;
@@ -264,7 +283,7 @@ mod tests {
         ]
     }
 
-    fn config(st: usize, nb: usize, blocks: usize, adjust: bool) -> HpRdaConfig {
+    fn config(st: usize, nb: usize, blocks: usize, adjust: Adjust) -> HpRdaConfig {
         HpRdaConfig {
             sub_trace: st,
             threads_per_block: nb,
@@ -283,7 +302,7 @@ mod tests {
                 (256, 8, 4),
                 (2048, 64, 512),
             ] {
-                for adjust in [false, true] {
+                for adjust in [Adjust::None, Adjust::Seed, Adjust::Overlap] {
                     let c = config(st, nb, blocks, adjust);
                     let cpu = hprda::histogram(&trace, c, 2).expect("cpu form");
                     let model = histogram(&trace, c).expect("model");

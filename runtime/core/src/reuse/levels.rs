@@ -1,8 +1,9 @@
-//! The profile's levels seen as fully associative LRU caches of items, so a trace's
-//! reuse-distance histogram predicts their hit ratios: each data cache at its line size,
-//! each TLB level of one memory kind at its page size. For a TLB level that misses often,
-//! the scope that keeps the reuses within its reach: a pass over at most that many bytes
-//! translates without leaving the level.
+//! The profile's levels seen as fully associative LRU caches, so a trace's reuse-distance
+//! histogram predicts their hit ratios: each data cache as a sectored cache of its lines
+//! (a hit needs the fill unit a miss brings in, and its line not evicted since:
+//! [`super::sectored`]), each TLB level of one memory kind at its page size. For a TLB
+//! level that misses often, the scope that keeps the reuses within its reach: a pass over
+//! at most that many bytes translates without leaving the level.
 
 use serde::Serialize;
 
@@ -11,6 +12,10 @@ use crate::profile::{CacheCarveout, CachePath, MemoryKind, Profile, Section};
 
 /// Line assumed for a cache level whose line the probe could not tell.
 pub const ASSUMED_LINE_BYTES: u64 = 128;
+/// What an L2 miss fills where the profile does not say: 64 bytes, two 32-byte sectors
+/// (HBM's access; past the L2, the profile's chases at 64 and 128 B strides cost the same,
+/// so a miss does not fill the line's other half). docs/calibration.md.
+pub const L2_FILL_BYTES: u64 = 64;
 /// Below this hit ratio a TLB level is miss-heavy and a scope is suggested.
 pub const MISS_HEAVY_HIT_RATIO: f64 = 0.9;
 
@@ -28,13 +33,18 @@ pub struct Level {
     /// `L1`, `L2`, `device TLB L1 (2 MiB pages)`, ...
     pub name: String,
     pub kind: LevelKind,
-    /// Bytes per item: the line or the page.
+    /// Bytes a hit needs present: what a miss fills (a cache's sector or sectors), the
+    /// page.
     pub granularity: u64,
-    /// Items held: lines or entries.
+    /// Bytes the tags allocate: the line (the page for a TLB level); a sectored cache when
+    /// larger than `granularity`.
+    pub line_bytes: u64,
+    /// Lines or entries held.
     pub capacity: u64,
-    /// `capacity * granularity`: the bytes the level covers (its reach, for a TLB).
+    /// `capacity * line_bytes`: the bytes the level covers (its reach, for a TLB).
     pub bytes: u64,
-    /// Whether the granularity is [`ASSUMED_LINE_BYTES`] rather than measured.
+    /// Whether the line ([`ASSUMED_LINE_BYTES`]) or the fill ([`L2_FILL_BYTES`]) is
+    /// assumed rather than measured.
     pub assumed_granularity: bool,
     /// What the level costs a load, in cycles: a cache's hit latency, a TLB level's miss
     /// penalty (`None` where unknown, as for a simulator's levels).
@@ -61,17 +71,24 @@ pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
         for c in caches.levels.iter().filter(|c| {
             c.carveout == CacheCarveout::Default && matches!(c.path, CachePath::L1 | CachePath::L2)
         }) {
-            // The fetch granularity: the predictions were checked against GPU replays at it.
-            let line = c.fetch_bytes.or(c.line_bytes).filter(|&l| l > 0);
-            let granularity = line.unwrap_or(ASSUMED_LINE_BYTES);
-            let capacity = (c.size_bytes / granularity).max(1);
+            let measured = c.line_bytes.filter(|l| l.is_power_of_two());
+            let line = measured.unwrap_or(ASSUMED_LINE_BYTES);
+            let fetch = c.fetch_bytes.filter(|&f| f.is_power_of_two() && f <= line);
+            let fill = match (fetch, c.path) {
+                (Some(f), _) => f,
+                (None, CachePath::L2) => L2_FILL_BYTES.min(line),
+                (None, _) => line,
+            };
+            let capacity = (c.size_bytes / line).max(1);
             out.push(Level {
                 name: c.name.clone(),
                 kind: LevelKind::Cache,
-                granularity,
+                granularity: fill,
+                line_bytes: line,
                 capacity,
-                bytes: capacity * granularity,
-                assumed_granularity: line.is_none(),
+                bytes: capacity * line,
+                assumed_granularity: measured.is_none()
+                    || (fetch.is_none() && c.path == CachePath::L2),
                 cycles: Some(c.hit_latency_cycles),
             });
         }
@@ -84,6 +101,7 @@ pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
                 name: format!("{memory} TLB L{}", i + 1),
                 kind: LevelKind::Tlb,
                 granularity,
+                line_bytes: granularity,
                 capacity,
                 bytes: capacity.saturating_mul(granularity),
                 assumed_granularity: false,
@@ -124,24 +142,50 @@ pub fn mean_latency(predictions: &[Prediction], dram_cycles: f64) -> Option<f64>
     Some(cycles)
 }
 
-/// The distinct granularities `levels` need a histogram at, ascending.
+impl Level {
+    /// Whether a miss fills less than the line ([`super::sectored`]).
+    pub fn sectored(&self) -> bool {
+        self.line_bytes > self.granularity
+    }
+}
+
+/// The distinct granularities the unsectored levels of `levels` need a plain histogram
+/// at, ascending.
 pub fn granularities(levels: &[Level]) -> Vec<u64> {
-    let mut g: Vec<u64> = levels.iter().map(|l| l.granularity).collect();
+    let mut g: Vec<u64> = levels
+        .iter()
+        .filter(|l| !l.sectored())
+        .map(|l| l.granularity)
+        .collect();
     g.sort_unstable();
     g.dedup();
     g
 }
 
-/// Each level's hit ratio from the histogram at its granularity (`histogram(g)`); a level
-/// without one is left out.
+/// The distinct `(fill, line)` the sectored levels of `levels` need a sectored histogram
+/// at ([`super::sectored`]), ascending.
+pub fn sectored_grains(levels: &[Level]) -> Vec<(u64, u64)> {
+    let mut g: Vec<(u64, u64)> = levels
+        .iter()
+        .filter(|l| l.sectored())
+        .map(|l| (l.granularity, l.line_bytes))
+        .collect();
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+/// Each level's hit ratio from its histogram (`histogram(level)`: the plain one at its
+/// granularity, or the sectored one at its fill and line); a level without one is left
+/// out.
 pub fn predict<'a>(
     levels: &[Level],
-    histogram: impl Fn(u64) -> Option<&'a Histogram>,
+    histogram: impl Fn(&Level) -> Option<&'a Histogram>,
 ) -> Vec<Prediction> {
     levels
         .iter()
         .filter_map(|level| {
-            let h = histogram(level.granularity)?;
+            let h = histogram(level)?;
             let hit_ratio = if h.references == 0 {
                 1.0
             } else {
@@ -168,6 +212,7 @@ mod tests {
             name: "x".into(),
             kind,
             granularity,
+            line_bytes: granularity,
             capacity,
             bytes: granularity * capacity,
             assumed_granularity: false,
@@ -190,7 +235,7 @@ mod tests {
         let h = histogram(&trace, 4096);
         let small = level(LevelKind::Tlb, 4096, 4);
         let large = level(LevelKind::Tlb, 4096, 8);
-        let p = predict(&[small, large], |g| (g == 4096).then_some(&h));
+        let p = predict(&[small, large], |l| (l.granularity == 4096).then_some(&h));
         assert_eq!(p.len(), 2);
         assert_eq!(
             p[0].hit_ratio, 0.0,
@@ -207,7 +252,7 @@ mod tests {
         let h = histogram(&trace, 128);
         let cache = level(LevelKind::Cache, 128, 16);
         let tlb = level(LevelKind::Tlb, 2 << 20, 16);
-        let p = predict(&[cache, tlb], |g| (g == 128).then_some(&h));
+        let p = predict(&[cache, tlb], |l| (l.granularity == 128).then_some(&h));
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].hit_ratio, 0.0);
         assert_eq!(p[0].scope_bytes, None);
@@ -253,14 +298,53 @@ mod tests {
     }
 
     #[test]
-    fn profile_levels_are_its_caches_and_the_kinds_tlb() {
+    fn a_stream_in_order_hits_the_sectored_l2_every_other_load_and_never_the_l1() {
+        // 1 MiB read at a 32 B stride: every load a new L1 sector (32 B fill), every other
+        // one a new L2 fill unit (64 B), as the H100's replay measured it.
+        let mut profile = h100();
+        if let Section::Measured(c) = &mut profile.caches {
+            for l in c.levels.iter_mut().filter(|l| l.path == CachePath::L1) {
+                (l.line_bytes, l.fetch_bytes) = (Some(128), Some(32));
+            }
+        }
+        let all = levels(&profile, MemoryKind::Device);
+        let l1 = all.iter().find(|l| l.name == "L1").expect("an L1");
+        assert_eq!((l1.granularity, l1.line_bytes), (32, 128));
+        assert_eq!(l1.capacity, l1.bytes / 128);
+        let trace: Vec<u64> = (0..(1u64 << 20) / 32).map(|i| i * 32).collect();
+        let sectored: Vec<(u64, u64, Histogram)> = sectored_grains(&all)
+            .into_iter()
+            .map(|(f, l)| {
+                (
+                    f,
+                    l,
+                    crate::reuse::sectored::histogram(&trace, f, l).unwrap(),
+                )
+            })
+            .collect();
+        let p = predict(&all, |l| {
+            let s = sectored
+                .iter()
+                .find(|s| (s.0, s.1) == (l.granularity, l.line_bytes));
+            s.map(|s| &s.2)
+        });
+        let hit = |name: &str| p.iter().find(|p| p.level.name == name).map(|p| p.hit_ratio);
+        assert_eq!(hit("L1"), Some(0.0));
+        assert_eq!(hit("L2"), Some(0.5));
+    }
+
+    fn h100() -> Profile {
         let text = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/h100.json"
         ))
         .expect("fixture");
-        let profile = crate::codec::from_slice(&text, std::path::Path::new("h100.json"))
-            .expect("a valid profile");
+        crate::codec::from_slice(&text, std::path::Path::new("h100.json")).expect("a valid profile")
+    }
+
+    #[test]
+    fn profile_levels_are_its_caches_and_the_kinds_tlb() {
+        let profile = h100();
         let all = levels(&profile, MemoryKind::Pinned);
         let tlb = all.iter().filter(|l| l.kind == LevelKind::Tlb).count();
         match profile.tlb.get(MemoryKind::Pinned) {
@@ -269,7 +353,13 @@ mod tests {
         }
         for l in &all {
             assert!(l.granularity.is_power_of_two() && l.capacity >= 1, "{l:?}");
-            assert_eq!(l.bytes, l.capacity * l.granularity);
+            assert!(l.line_bytes.is_power_of_two() && l.line_bytes >= l.granularity);
+            assert_eq!(l.bytes, l.capacity * l.line_bytes);
         }
+        // The L2 as the H100 fills it: two sectors of a 128 B line.
+        let l2 = all.iter().find(|l| l.name == "L2").expect("an L2");
+        assert_eq!((l2.granularity, l2.line_bytes), (L2_FILL_BYTES, 128));
+        assert!(l2.sectored() && l2.assumed_granularity);
+        assert_eq!(sectored_grains(&all), vec![(L2_FILL_BYTES, 128)]);
     }
 }

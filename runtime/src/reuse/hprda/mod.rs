@@ -16,7 +16,7 @@ mod run;
 use std::time::Instant;
 
 use memtune_core::reuse::hprda::{HpRdaConfig, Totals};
-use memtune_core::reuse::{Histogram, ReuseError};
+use memtune_core::reuse::{Distances, Histogram, ReuseError};
 use memtune_kernels::hprda as k;
 
 use super::radix::scan_lens;
@@ -100,7 +100,8 @@ pub fn preprocess_bytes(n: u64) -> u64 {
 }
 
 /// Bytes of device memory the analysis of `kept` references (after preprocessing) takes:
-/// the kept trace (8 a reference), the distance counts (4), the grid table (16 a slot),
+/// the kept trace (8 a reference), the distance counts inside and between sub-traces (4
+/// each), the grid table (16 a slot),
 /// and the largest launch's buffers: the sub-traces' hash tables (16 a slot), live bits,
 /// records (12 a reference), and the sorted records with the radix sort's buffers (40 a
 /// record: keys and positions twice, origin, sub-trace, first and latest) and its digit
@@ -118,7 +119,7 @@ pub fn analysis_bytes(kept: u64, config: &HpRdaConfig) -> Result<u64, ReuseError
         + 20 * subs
         + 12 * blocks
         + (1 << 20);
-    Ok(12 * kept + 16 * (grid_slots(kept) + 1) + per_launch)
+    Ok(16 * kept + 16 * (grid_slots(kept) + 1) + per_launch)
 }
 
 /// The bytes of device memory `analyze` needs at most for `n` references of which `kept`
@@ -185,13 +186,12 @@ pub fn analyze(
         distinct: counted.distinct,
         thread_counts: counted.thread_counts,
     };
-    let exact = counted
-        .dense
-        .iter()
-        .enumerate()
-        .filter(|&(_, &c)| c > 0)
-        .map(|(d, &c)| (d as u64, u64::from(c)));
-    out.histogram = totals.histogram(exact, config.adjust);
+    // Both sorted by distance, read on every core (`Distances::from_dense`).
+    let (local, cross) = (
+        Distances::from_dense(&counted.dense),
+        Distances::from_dense(&counted.cross),
+    );
+    out.histogram = totals.histogram_of(&local, &cross, config.adjust);
     out.histogram_seconds = building.elapsed().as_secs_f64();
     Ok(out)
 }

@@ -89,8 +89,10 @@ pub(super) fn load(gpu: &Context) -> Result<(Hp, Kernels), Error> {
 
 /// What the GPU counted.
 pub(super) struct Counted {
-    /// References at each distance, up to the largest.
+    /// References at each distance inside sub-traces, up to the largest.
     pub(super) dense: Vec<u32>,
+    /// References at each distance between sub-traces, up to the largest.
+    pub(super) cross: Vec<u32>,
     pub(super) distinct: u64,
     pub(super) thread_counts: u64,
     /// Distances that fell outside the counts (none unless there is a bug).
@@ -289,6 +291,8 @@ pub(super) fn run(
     } as u32;
     let dense_len = kept_len as u32;
     let mut dense = buffer::<u32>(&stream, kept_len)?;
+    let mut cross = buffer::<u32>(&stream, kept_len)?;
+    let flat = config.adjust.flat_grid();
     let grid_mask = grid_slots(kept_len) - 1;
     let mut grid_table = buffer::<u64>(&stream, 2 * (grid_mask + 2))?;
     let mut largest = buffer::<u32>(&stream, 1)?;
@@ -414,7 +418,16 @@ pub(super) fn run(
             &nb,
             &mut block_counts
         );
-        let q = scan(&stream, hp, &block_counts, blocks, q_base)?;
+        let q = if flat {
+            // The flat grid: block b starts at the sub-trace counts summed before it.
+            let c_host = stream.clone_dtoh(&c).map_err(cuda("cuMemcpyDtoH"))?;
+            let ends: Vec<u64> = (0..=blocks as usize)
+                .map(|b| q_base + c_host[(b * nb as usize).min(subs as usize)])
+                .collect();
+            stream.clone_htod(&ends).map_err(cuda("cuMemcpyHtoD"))?
+        } else {
+            scan(&stream, hp, &block_counts, blocks, q_base)?
+        };
         launch!(
             stream,
             &hp.merge,
@@ -431,7 +444,7 @@ pub(super) fn run(
             &q,
             &mut grid_table,
             &grid_mask,
-            &mut dense,
+            &mut cross,
             &dense_len,
             &mut largest,
             &mut overflow
@@ -462,17 +475,23 @@ pub(super) fn run(
     let used = (read_one(&stream, &largest, 0)? as usize).min(dense_len as usize);
     let lost = read_one(&stream, &overflow, 0)?;
     let distinct = read_one(&stream, &distinct, 0)?;
-    let dense = if used > 0 {
+    // Distances inside a sub-trace are below its length: only that much of `dense` can
+    // hold counts. The cross counts, up to the largest distance, come through the pinned
+    // ring (copied out on every core).
+    let local = used.min(config.sub_trace);
+    let dense = if local > 0 {
         stream
-            .clone_dtoh(&dense.slice(..used))
+            .clone_dtoh(&dense.slice(..local))
             .map_err(cuda("cuMemcpyDtoH"))?
     } else {
         Vec::new()
     };
+    let cross = ring.download(&stream, &cross, used)?;
     out.read_seconds = lap();
     out.seconds = began.elapsed().as_secs_f64();
     Ok(Counted {
         dense,
+        cross,
         distinct,
         thread_counts,
         lost,

@@ -11,7 +11,7 @@ use super::BenchArgs;
 use crate::exit::{CliError, Exit};
 use memtune::reuse::hprda as gpu_hprda;
 use memtune::reuse::{self as gpu_reuse, GpuReuseError};
-use memtune_core::reuse::hprda::HpRdaConfig;
+use memtune_core::reuse::hprda::{Adjust, HpRdaConfig};
 use memtune_core::reuse::{exact, Histogram, HpRdaAnalyzer, ShardsAnalyzer};
 use memtune_core::time;
 use memtune_core::userio::WriteOptions;
@@ -33,6 +33,9 @@ const GPU_RUNS: usize = 3;
 /// The sampled mode's rate, and the miss-ratio capacities its error is read at.
 const SAMPLE_RATE: f64 = 0.01;
 const MRC_POINTS: u64 = 100;
+
+/// HP-RDA's adjustments the bench runs: the seed's formula 2 and the overlap correction.
+const ADJUSTMENTS: [Adjust; 2] = [Adjust::Seed, Adjust::Overlap];
 
 /// Issue 20's targets, scaled to the trace where they name a time.
 const EXACT_CPU_MIN_RATE: f64 = 6e6;
@@ -201,16 +204,28 @@ pub(super) fn run(
     let mut rows = vec![row("exact-cpu", vec![cpu_seconds], n, cpu_seconds)];
     let mut notes = Vec::new();
 
-    steps.case("reuse", 2, total, "hp-rda (every core)");
-    let config = HpRdaConfig::default();
+    steps.case("reuse", 2, total, "hp-rda (every core), each adjustment");
     let workers = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let t = Instant::now();
-    let hp = HpRdaAnalyzer::new(config, workers)
-        .and_then(|mut a| a.push(&items).and_then(|()| a.finish()))
-        .map_err(crate::cli::reuse::reuse_error)?;
-    let mut r = row("hp-rda", vec![t.elapsed().as_secs_f64()], n, cpu_seconds);
-    r.error = Some(hp.average_bin_error(&reference));
-    rows.push(r);
+    let mut hp = Vec::new();
+    for adjust in ADJUSTMENTS {
+        let config = HpRdaConfig {
+            adjust,
+            ..HpRdaConfig::default()
+        };
+        let t = Instant::now();
+        let h = HpRdaAnalyzer::new(config, workers)
+            .and_then(|mut a| a.push(&items).and_then(|()| a.finish()))
+            .map_err(crate::cli::reuse::reuse_error)?;
+        let mut r = row(
+            &hp_rda_name("hp-rda", adjust),
+            vec![t.elapsed().as_secs_f64()],
+            n,
+            cpu_seconds,
+        );
+        r.error = Some(h.average_bin_error(&reference));
+        rows.push(r);
+        hp.push((config, h));
+    }
 
     steps.case("reuse", 3, total, "sampled (1%)");
     let t = Instant::now();
@@ -224,7 +239,7 @@ pub(super) fn run(
     rows.push(r);
 
     steps.case("reuse", 4, total, "exact-gpu and hp-rda-gpu");
-    match gpu_rows(&items, ordinal, config, &reference, &hp, cpu_seconds) {
+    match gpu_rows(&items, ordinal, &reference, &hp, cpu_seconds) {
         Ok(mut g) => rows.append(&mut g),
         Err(GpuSkip::NoGpu(m)) => notes.push(format!("GPU modes skipped: {m}")),
         Err(GpuSkip::Failed(e)) => return Err(e),
@@ -277,13 +292,13 @@ enum GpuSkip {
     Failed(CliError),
 }
 
-/// exact-gpu and hp-rda-gpu, [`GPU_RUNS`] each; no GPU skips both.
+/// exact-gpu, then hp-rda-gpu with each adjustment of `hp` (its CPU form's histograms),
+/// [`GPU_RUNS`] each; no GPU skips them all.
 fn gpu_rows(
     items: &[u64],
     ordinal: usize,
-    config: HpRdaConfig,
     reference: &Histogram,
-    hp: &Histogram,
+    hp: &[(HpRdaConfig, Histogram)],
     cpu_seconds: f64,
 ) -> Result<Vec<ModeRow>, GpuSkip> {
     let n = items.len() as u64;
@@ -314,7 +329,31 @@ fn gpu_rows(
     exact_row.on_gpu_seconds = Some(median(&on_gpu));
     exact_row.equal = Some(equal);
     exact_row.runs_parts = parts;
+    let mut rows = vec![exact_row];
+    for (config, cpu_form) in hp {
+        rows.push(hp_rda_gpu_row(
+            items,
+            ordinal,
+            *config,
+            reference,
+            cpu_form,
+            cpu_seconds,
+        )?);
+    }
+    Ok(rows)
+}
 
+/// hp-rda-gpu with `config`, [`GPU_RUNS`] times; its histogram must equal `cpu_form`.
+fn hp_rda_gpu_row(
+    items: &[u64],
+    ordinal: usize,
+    config: HpRdaConfig,
+    reference: &Histogram,
+    cpu_form: &Histogram,
+    cpu_seconds: f64,
+) -> Result<ModeRow, GpuSkip> {
+    let n = items.len() as u64;
+    let failed = |m: String| GpuSkip::Failed(CliError::new(Exit::Internal, m));
     let (mut runs, mut on_gpu, mut same, mut parts) = (Vec::new(), Vec::new(), true, Vec::new());
     let mut error = 0.0;
     for _ in 0..GPU_RUNS {
@@ -322,7 +361,7 @@ fn gpu_rows(
             .map_err(|e| failed(format!("hp-rda-gpu: {e}")))?;
         runs.push(r.seconds + r.histogram_seconds);
         on_gpu.push(r.seconds - r.upload_seconds - r.read_seconds);
-        same &= r.histogram == *hp;
+        same &= r.histogram == *cpu_form;
         error = r.histogram.average_bin_error(reference);
         parts.push(json!({
             "seconds": r.seconds,
@@ -336,12 +375,25 @@ fn gpu_rows(
             "kept": r.kept,
         }));
     }
-    let mut hp_row = row("hp-rda-gpu", runs, n, cpu_seconds);
+    let mut hp_row = row(
+        &hp_rda_name("hp-rda-gpu", config.adjust),
+        runs,
+        n,
+        cpu_seconds,
+    );
     hp_row.on_gpu_seconds = Some(median(&on_gpu));
     hp_row.equal = Some(same);
     hp_row.error = Some(error);
     hp_row.runs_parts = parts;
-    Ok(vec![exact_row, hp_row])
+    Ok(hp_row)
+}
+
+/// `mode`, with ` --adjust NAME` for an adjustment other than the seed's.
+fn hp_rda_name(mode: &str, adjust: Adjust) -> String {
+    match adjust {
+        Adjust::Seed => mode.to_string(),
+        other => format!("{mode} --adjust {}", other.name()),
+    }
 }
 
 fn targets(rows: &[ModeRow], n: u64) -> Vec<Target> {
@@ -380,7 +432,12 @@ fn targets(rows: &[ModeRow], n: u64) -> Vec<Target> {
             true,
         ));
     }
-    if let Some(r) = get("hp-rda-gpu").or(get("hp-rda")) {
+    let gpu = get("hp-rda-gpu").is_some();
+    for r in rows.iter().filter(|r| {
+        r.mode
+            .starts_with(if gpu { "hp-rda-gpu" } else { "hp-rda" })
+            && !r.mode.ends_with("none")
+    }) {
         t.push(target(
             &format!("{} error (seed's metric)", r.mode),
             "fraction",
@@ -421,13 +478,13 @@ fn figure(v: f64, unit: &str) -> String {
 fn print(rows: &[ModeRow], targets: &[Target], notes: &[String], n: u64, distinct: u64) {
     println!("reuse: {n} references over {distinct} distinct items");
     println!(
-        "{:<12} {:>10} {:>12} {:>10} {:>10} {:>9}  equal",
+        "{:<26} {:>10} {:>12} {:>10} {:>10} {:>9}  equal",
         "mode", "seconds", "M refs/s", "vs cpu", "on GPU s", "error"
     );
     for r in rows {
         let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
         println!(
-            "{:<12} {:>10.3} {:>12.1} {:>9.1}x {:>10} {:>9}  {}",
+            "{:<26} {:>10.3} {:>12.1} {:>9.1}x {:>10} {:>9}  {}",
             r.mode,
             r.median_seconds,
             r.references_per_second / 1e6,

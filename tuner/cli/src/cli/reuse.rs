@@ -17,8 +17,9 @@ use crate::exit::{CliError, Exit};
 use crate::progress::Bar;
 use crate::size;
 use clap::{Args, ValueEnum};
-use memtune_core::reuse::hprda::{BLOCKS_RANGE, SUB_TRACE_RANGE, THREADS_PER_BLOCK_RANGE};
+use memtune_core::reuse::hprda::{Adjust, BLOCKS_RANGE, SUB_TRACE_RANGE, THREADS_PER_BLOCK_RANGE};
 use memtune_core::reuse::levels::{self, Prediction};
+use memtune_core::reuse::sectored::SectoredAnalyzer;
 use memtune_core::reuse::trace::DEFAULT_MAX_RECORDS;
 use memtune_core::reuse::{
     AddressSource, Format, Granularity, Histogram, Mode, Options, ReuseError, Sampling, TraceReader,
@@ -100,7 +101,12 @@ pub struct ReuseArgs {
     /// HP-RDA: blocks per launch (NTB); a launch buffers NTB × NB × ST references.
     #[arg(long, value_name = "NTB", value_parser = ranged(BLOCKS_RANGE))]
     pub blocks: Option<u64>,
-    /// HP-RDA: leave out the probabilistic adjustment of merged distances.
+    /// HP-RDA: the adjustment of merged distances: `seed` (the seed's formula 2, the
+    /// default), `overlap` (each merged distance less the expected number of items the
+    /// sub-traces in between share), `none`.
+    #[arg(long, value_name = "seed|overlap|none", value_parser = reuse_gpu::parse_adjust, conflicts_with = "no_adjust")]
+    pub adjust: Option<Adjust>,
+    /// HP-RDA: leave out the adjustment of merged distances (`--adjust none`).
     #[arg(long)]
     pub no_adjust: bool,
     /// Also run exact-cpu and print the mode's error against it (HP-RDA's metric: mean
@@ -166,11 +172,12 @@ fn method_of(args: &ReuseArgs) -> Result<Method, CliError> {
     let hp_flags = args.sub_trace.is_some()
         || args.threads_per_block.is_some()
         || args.blocks.is_some()
+        || args.adjust.is_some()
         || args.no_adjust;
     if hp_flags && !matches!(args.mode, ReuseMode::HpRda | ReuseMode::HpRdaGpu) {
         return Err(usage(
-            "--sub-trace, --threads-per-block, --blocks and --no-adjust are for --mode hp-rda \
-             and hp-rda-gpu",
+            "--sub-trace, --threads-per-block, --blocks, --adjust and --no-adjust are for \
+             --mode hp-rda and hp-rda-gpu",
         ));
     }
     if matches!(args.mode, ReuseMode::ExactGpu | ReuseMode::HpRdaGpu) {
@@ -262,20 +269,23 @@ fn is_fifo(_: &std::fs::Metadata) -> bool {
     false
 }
 
-/// Histograms by granularity, the exact one at `--granularity` with `--compare-exact`, and
-/// what the GPUs did at `--granularity`.
+/// Histograms by granularity, the sectored ones by `(fill, line)`, the exact one at
+/// `--granularity` with `--compare-exact`, and what the GPUs did at `--granularity`.
 type Analyzed = (
     BTreeMap<u64, Histogram>,
+    BTreeMap<(u64, u64), Histogram>,
     Option<Histogram>,
     Option<GpuReport>,
 );
 
-/// One analyzer per granularity (and an exact one to compare with), fed from one pass over
-/// the trace.
+/// One analyzer per granularity (and an exact one to compare with) and one sectored
+/// analysis per `(fill, line)` of a sectored level (always exact: its distances are no
+/// plain histogram's), fed from one pass over the trace.
 fn analyze(
     args: &ReuseArgs,
     method: &Method,
     granularities: &[u64],
+    grains: &[(u64, u64)],
     mut replay: Option<&mut Replay>,
     mut gpu_replay: Option<&mut reuse_gpu::GpuReplay>,
     bar: &mut Bar,
@@ -314,6 +324,11 @@ fn analyze(
         .collect::<Result<Vec<_>, ReuseError>>()
         .map_err(reuse_error)?;
     let exact = reference.map(|_| analyzers.len() - 1);
+    let mut sectored = grains
+        .iter()
+        .map(|&(fill, line)| Ok(((fill, line), SectoredAnalyzer::new(fill, line)?)))
+        .collect::<Result<Vec<_>, ReuseError>>()
+        .map_err(reuse_error)?;
     let (mut batch, mut items) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
     let mut read = 0u64;
     loop {
@@ -328,6 +343,9 @@ fn analyze(
         }
         if let Some(r) = gpu_replay.as_deref_mut() {
             r.push(&batch)?;
+        }
+        for (_, a) in sectored.iter_mut() {
+            a.push(&batch);
         }
         for (_, granularity, analyzer) in analyzers.iter_mut() {
             items.clear();
@@ -355,7 +373,8 @@ fn analyze(
             histograms.insert(g, h);
         }
     }
-    Ok((histograms, reference, report))
+    let sectored = sectored.into_iter().map(|(g, a)| (g, a.finish())).collect();
+    Ok((histograms, sectored, reference, report))
 }
 
 pub fn run(
@@ -388,10 +407,11 @@ pub fn run(
     granularities.sort_unstable();
     granularities.dedup();
     let mut bar = Bar::new("reuse", quiet || json_out);
-    let (histograms, reference, report) = analyze(
+    let (histograms, sectored, reference, report) = analyze(
         args,
         &method,
         &granularities,
+        &levels::sectored_grains(&profile_levels),
         replay.as_mut(),
         gpu_replay.as_mut(),
         &mut bar,
@@ -400,13 +420,24 @@ pub fn run(
         .get(&args.granularity)
         .ok_or_else(|| CliError::new(Exit::Internal, "no histogram at the asked granularity"))?;
     let error = reference.as_ref().map(|r| main.average_bin_error(r));
-    let predictions = levels::predict(&profile_levels, |g| histograms.get(&g));
+    let predictions = levels::predict(&profile_levels, |l| {
+        if l.sectored() {
+            sectored.get(&(l.granularity, l.line_bytes))
+        } else {
+            histograms.get(&l.granularity)
+        }
+    });
     let replayed = gpu_replay
         .map(|r| r.run(profile.as_ref(), &predictions))
         .transpose()?;
     let checks = replay
         .as_ref()
-        .map(|r| replay::compare(r, &levels::predict(&replay_levels, |g| histograms.get(&g))))
+        .map(|r| {
+            replay::compare(
+                r,
+                &levels::predict(&replay_levels, |l| histograms.get(&l.granularity)),
+            )
+        })
         .unwrap_or_default();
     bar.finish(&format!("{} references", main.references));
     if let Some(dir) = &args.plot {
@@ -474,7 +505,8 @@ fn to_json(args: &ReuseArgs, method: &Method, h: &Histogram, predictions: &[Pred
                 "sub_trace": c.sub_trace,
                 "threads_per_block": c.threads_per_block,
                 "blocks": c.blocks,
-                "adjust": c.adjust,
+                "adjust": c.adjust != Adjust::None,
+                "adjustment": c.adjust.name(),
             });
             map.insert("hp_rda".into(), hp);
         }

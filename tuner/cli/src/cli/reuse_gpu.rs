@@ -9,7 +9,9 @@ use memtune::reuse::hprda::{self as gpu_hprda, HpRdaGpu, HpRdaGpuError};
 use memtune::reuse::replay::{self, ReplayError, Replayed};
 use memtune::reuse::{self as gpu_reuse, GpuAnalysis, GpuReuseError};
 use memtune_core::profile::{MemoryKind, Profile, Section};
-use memtune_core::reuse::hprda::{DEFAULT_BLOCKS, DEFAULT_SUB_TRACE, DEFAULT_THREADS_PER_BLOCK};
+use memtune_core::reuse::hprda::{
+    Adjust, DEFAULT_BLOCKS, DEFAULT_SUB_TRACE, DEFAULT_THREADS_PER_BLOCK,
+};
 use memtune_core::reuse::levels::{self, Prediction};
 use memtune_core::reuse::nextuse::MAX_REFERENCES;
 use memtune_core::reuse::{Analyzer, Histogram, HpRdaConfig, Mode, ReuseError};
@@ -41,8 +43,14 @@ impl Method {
     }
 }
 
-/// HP-RDA's parameters from `--sub-trace`, `--threads-per-block`, `--blocks` and
-/// `--no-adjust` (the paper's defaults where not given); a launch past the bound is usage.
+/// `--adjust`'s value.
+pub(super) fn parse_adjust(s: &str) -> Result<Adjust, String> {
+    s.parse().map_err(|e: ReuseError| e.to_string())
+}
+
+/// HP-RDA's parameters from `--sub-trace`, `--threads-per-block`, `--blocks`, `--adjust`
+/// and `--no-adjust` (the paper's defaults where not given); a launch past the bound is
+/// usage.
 pub fn hp_rda_config(args: &ReuseArgs) -> Result<HpRdaConfig, CliError> {
     let config = HpRdaConfig {
         sub_trace: args.sub_trace.map_or(DEFAULT_SUB_TRACE, |v| v as usize),
@@ -50,7 +58,10 @@ pub fn hp_rda_config(args: &ReuseArgs) -> Result<HpRdaConfig, CliError> {
             .threads_per_block
             .map_or(DEFAULT_THREADS_PER_BLOCK, |v| v as usize),
         blocks: args.blocks.map_or(DEFAULT_BLOCKS, |v| v as usize),
-        adjust: !args.no_adjust,
+        adjust: match (args.adjust, args.no_adjust) {
+            (_, true) => Adjust::None,
+            (a, false) => a.unwrap_or_default(),
+        },
     };
     config
         .launch_len()

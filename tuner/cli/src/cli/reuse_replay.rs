@@ -46,6 +46,7 @@ pub fn levels(replay: &Replay) -> Vec<Level> {
                 LevelKind::Cache
             },
             granularity: l.granularity,
+            line_bytes: l.granularity,
             capacity: l.capacity,
             bytes: l.capacity.saturating_mul(l.granularity),
             assumed_granularity: false,

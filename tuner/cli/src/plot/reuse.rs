@@ -201,6 +201,7 @@ mod tests {
             name: "L1".into(),
             kind: LevelKind::Cache,
             granularity,
+            line_bytes: granularity,
             capacity,
             bytes: granularity * capacity,
             assumed_granularity: false,
@@ -213,7 +214,9 @@ mod tests {
         // A cycle over 64 lines: every reuse is at distance 63; a 100-line level holds it.
         let h = cyclic(64, 10, 128);
         let histograms = BTreeMap::from([(128, h)]);
-        let p = predict(&[level(128, 100), level(128, 16)], |g| histograms.get(&g));
+        let p = predict(&[level(128, 100), level(128, 16)], |l| {
+            histograms.get(&l.granularity)
+        });
         let fig = reuse_cdf("t", &histograms, &p);
         assert_eq!(fig.curves.len(), 1);
         for pr in &p {
