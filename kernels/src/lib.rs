@@ -51,14 +51,23 @@ pub mod pointer_chase {
     };
 }
 
-/// Cache probe: single-thread chases through L1 (`ld.global.ca`), the constant cache and
-/// shared memory. The L2 path is `pointer_chase::CHASE` (`ld.global.cg`).
+/// Cache probe: single-thread chases through L1 (`ld.global.ca`), the read-only path
+/// (`ld.global.nc`), the constant cache and shared memory. The L2 path is
+/// `pointer_chase::CHASE` (`ld.global.cg`).
 pub mod cache_chase {
     use super::KernelSource;
 
     /// `memtune_chase_ca(start: u64, warm_steps: u32, steps: u32, out: *mut u64)`, on a ring
     /// written by `pointer_chase::INIT`.
     pub const CHASE_CA: &str = "memtune_chase_ca";
+    /// `memtune_chase_nc(start: u64, warm_steps: u32, steps: u32, out: *mut u64)`: the
+    /// read-only path (`ld.global.nc`) on the same rings as [`CHASE_CA`].
+    pub const CHASE_NC: &str = "memtune_chase_nc";
+    /// `memtune_share_nc(ca_start: u64, ca_count: u32, nc_start: u64, nc_count: u32,
+    /// nc_passes: u32, steps: u32, out: *mut u64)`: one launch of the test whether the
+    /// read-only path shares the L1's storage; `out` holds [`OUT_LEN`] words (cycles of
+    /// the timed `.ca` loads, a data sink).
+    pub const SHARE_NC: &str = "memtune_share_nc";
     /// `memtune_chase_const(start: u32, warm_steps: u32, steps: u32, out: *mut u64)`, on
     /// [`CONST_RING`] holding word indices.
     pub const CHASE_CONST: &str = "memtune_chase_const";
@@ -75,7 +84,7 @@ pub mod cache_chase {
     pub const SOURCE: KernelSource = KernelSource {
         name: "cache_chase.cu",
         source: include_str!("../cuda/cache_chase.cu"),
-        entries: &[CHASE_CA, CHASE_CONST, CHASE_SHARED],
+        entries: &[CHASE_CA, CHASE_NC, SHARE_NC, CHASE_CONST, CHASE_SHARED],
     };
 }
 

@@ -201,7 +201,7 @@ fn read(profile: &Profile, value: Value, name: &Ident, args: &Args) -> Result<To
                 .levels
                 .iter()
                 .filter(|l| l.path == path)
-                .map(|l| l.size_bytes)
+                .filter_map(|l| l.capacity_bytes())
                 .max();
             match largest {
                 Some(bytes) => Ok(quote!(#bytes)),

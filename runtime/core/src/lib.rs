@@ -12,6 +12,7 @@ pub mod human;
 pub mod lookup;
 pub mod plan;
 pub mod profile;
+mod profile_caches;
 mod profile_latency;
 pub mod reuse;
 pub mod size;

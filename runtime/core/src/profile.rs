@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use crate::profile_caches::{
+    CacheCarveout, CacheCurve, CacheCurveKind, CacheHierarchy, CacheLevel, CachePath, CachePoint,
+};
 pub use crate::profile_latency::LatencyDistribution;
 
 /// The schema name and major version written into every profile.
@@ -354,133 +357,6 @@ impl From<(u64, f64)> for RandomAccessPoint {
             reads_per_second,
         }
     }
-}
-
-/// Data caches, DRAM and shared-memory latency, from single-thread pointer chases (seed 002,
-/// section III.B): each level's size, line and ways read off latency curves.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheHierarchy {
-    /// Per load path, fastest level first: the L1 path at each carveout, the L2 path (L2 and,
-    /// where the chip has partitions, the slower far-partition plateau), the constant caches.
-    pub levels: Vec<CacheLevel>,
-    /// Cycles of a chase load that misses every cache (the L2 path's last plateau); absent
-    /// when no data path could be measured.
-    pub dram_latency_cycles: Option<f64>,
-    /// Individually timed loads of a random chase over a large array (minor 1; absent in
-    /// older and simulated profiles, and where the step failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dram_latency_distribution: Option<LatencyDistribution>,
-    /// Cycles of one dependent shared-memory load; absent when not measurable.
-    pub shared_memory_latency_cycles: Option<f64>,
-    /// Every chase taken, grouped by path, carveout and purpose.
-    pub curves: Vec<CacheCurve>,
-}
-
-/// The load instruction a cache chase used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CachePath {
-    /// `ld.global.ca`: L1 and L2.
-    L1,
-    /// `ld.global.cg`: L2 only.
-    L2,
-    /// `ld.const`: the constant caches.
-    Constant,
-}
-
-impl CachePath {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CachePath::L1 => "l1",
-            CachePath::L2 => "l2",
-            CachePath::Constant => "constant",
-        }
-    }
-}
-
-impl fmt::Display for CachePath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The shared-memory carveout a chase ran at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CacheCarveout {
-    /// The driver's default for a kernel without a preference.
-    Default,
-    /// The largest L1 the SM allows.
-    MaxL1,
-}
-
-impl fmt::Display for CacheCarveout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CacheCarveout::Default => "default carveout",
-            CacheCarveout::MaxL1 => "max L1 carveout",
-        })
-    }
-}
-
-/// One cache level, as one load path sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheLevel {
-    /// `L1`, `L2`, `L2 far partition`, `constant L1`, ...
-    pub name: String,
-    pub path: CachePath,
-    pub carveout: CacheCarveout,
-    pub size_bytes: u64,
-    /// The allocation line where the capacity-at-stride test found it (L1 path), else the
-    /// stride test's answer; `None` when no chase could tell: past a large cache, a chase
-    /// ring of at most `max_chase_elements` elements cannot use a stride below the line.
-    pub line_bytes: Option<u64>,
-    /// What one miss fetches (the stride test; a sector where lines are sectored), where
-    /// the capacity-at-stride test gave `line_bytes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fetch_bytes: Option<u64>,
-    /// `None` when neither the Fig. 4 steps nor the same-set chase gave a clean answer (real
-    /// GPUs hash L2 set indices, and their L1 need not be LRU).
-    pub ways: Option<u32>,
-    pub hit_latency_cycles: f64,
-    /// The device attribute for this level where it differs from `size_bytes` by more
-    /// than 10% (the L2 size), as a cross-check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attribute_bytes: Option<u64>,
-}
-
-/// What a cache curve was measured for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CacheCurveKind {
-    /// Latency against footprint (sizes, plateaus, Fig. 4 ramps).
-    Footprint,
-    /// Latency against stride past one level's size (its line).
-    Stride,
-    /// Latency against the number of elements that all map to one set (ways).
-    SameSet,
-    /// Latency against stride over 1.5 times one level's size (its allocation line).
-    LineFit,
-}
-
-/// Raw chases of one path, carveout and purpose.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheCurve {
-    pub path: CachePath,
-    pub carveout: CacheCarveout,
-    pub kind: CacheCurveKind,
-    /// The level the curve was measured for (stride and same-set curves).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<String>,
-    pub points: Vec<CachePoint>,
-}
-
-/// One chase: `footprint_bytes / stride_bytes` elements.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CachePoint {
-    pub footprint_bytes: u64,
-    pub stride_bytes: u64,
-    pub cycles_per_load: f64,
 }
 
 /// The benefit of staging a 3-D stencil in shared memory (seed 003), per (dtype, repeats).

@@ -135,3 +135,17 @@ fn tlb_all_levels_merge_stable_and_unstable_by_reach() {
         vec![(16 << 20, false), (32 << 20, true), (4096 << 20, true)]
     );
 }
+
+#[test]
+fn a_lower_bound_is_no_capacity_and_old_levels_read_as_exact() {
+    let old = r#"{"name": "L2", "path": "l2", "carveout": "default", "size_bytes": 25165824,
+        "line_bytes": null, "ways": null, "hit_latency_cycles": 279.5}"#;
+    let mut l: CacheLevel = serde_json::from_str(old).expect("an older level reads");
+    assert_eq!((l.size_is_lower_bound, l.shares_l1), (false, None));
+    assert_eq!(l.capacity_bytes(), Some(25165824));
+    assert_eq!(l.size_shown(|b| format!("{b} B")), "25165824 B");
+    l.size_is_lower_bound = true;
+    assert_eq!(l.capacity_bytes(), None);
+    assert_eq!(l.size_shown(|b| format!("{b} B")), "≥ 25165824 B");
+    assert_eq!(CachePath::ReadOnly.to_string(), "read_only");
+}

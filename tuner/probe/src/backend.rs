@@ -18,6 +18,8 @@ pub enum LoadPath {
     L2,
     /// `ld.const`: through the constant caches; footprints up to [`CONSTANT_BANK_BYTES`].
     Constant,
+    /// `ld.global.nc`: the read-only (texture) data path, at the default carveout.
+    ReadOnly,
 }
 
 /// The largest constant-memory footprint a chase can use (one constant bank).
@@ -125,6 +127,27 @@ pub trait MemorySystem {
         let _ = (path, carveout, stride_bytes, footprint_bytes);
         Err(BackendError::Unsupported {
             what: format!("{} has no cache model", self.name()),
+        })
+    }
+    /// The sharing test of the read-only path, two launches at the default carveout: one
+    /// thread walks a `.ca` ring of `l1_footprint` bytes at `stride` once, then times it
+    /// (`before`); in the second launch it walks the `.ca` ring once, then a ring of
+    /// `other_footprint` bytes through `other`, placed past it, twice, then times the `.ca`
+    /// ring (`after`). The `.ca` lines are brought in once and never hit before the other
+    /// ring's walk, so a replacement that protects lines hit before (an H100's L1 does
+    /// not act as LRU) cannot keep them. Returns `(before, after)` in cycles per load; `after` rises
+    /// toward the L2's latency where `other`'s lines evict the L1's. Systems without such a
+    /// model answer [`BackendError::Unsupported`].
+    fn cache_sharing(
+        &mut self,
+        other: LoadPath,
+        stride_bytes: u64,
+        l1_footprint: u64,
+        other_footprint: u64,
+    ) -> Result<(f64, f64), BackendError> {
+        let _ = (other, stride_bytes, l1_footprint, other_footprint);
+        Err(BackendError::Unsupported {
+            what: format!("{} has no cache-sharing model", self.name()),
         })
     }
     /// The most elements one cache-chase ring may have. The GPU allows 2^22: a cache shows

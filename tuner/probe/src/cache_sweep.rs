@@ -75,6 +75,8 @@ pub(crate) struct PathOutcome {
     /// Cycles past the last level (DRAM, or a constant miss).
     pub beyond_cycles: f64,
     pub curves: Vec<CacheCurve>,
+    /// Optional steps that failed and were left out (the L2 line by capacity).
+    pub warnings: Vec<String>,
 }
 
 /// Measures and infers one path at one carveout. `first_only`: stop after the first level
@@ -88,7 +90,7 @@ pub(crate) fn probe_path(
 ) -> Result<PathOutcome, BackendError> {
     let bound = match path {
         LoadPath::Constant => CONSTANT_BANK_BYTES,
-        LoadPath::L1 | LoadPath::L2 => options
+        LoadPath::L1 | LoadPath::L2 | LoadPath::ReadOnly => options
             .max_footprint_bytes
             .unwrap_or(u64::MAX)
             .min(system.max_footprint(MemoryKind::Device)),
@@ -104,6 +106,7 @@ pub(crate) fn probe_path(
         sweep: Vec::new(),
         extra: Vec::new(),
         validations: Vec::new(),
+        warnings: Vec::new(),
     }
     .run(first_only)
 }
@@ -113,6 +116,7 @@ pub(crate) fn cache_path(path: LoadPath) -> CachePath {
         LoadPath::L1 => CachePath::L1,
         LoadPath::L2 => CachePath::L2,
         LoadPath::Constant => CachePath::Constant,
+        LoadPath::ReadOnly => CachePath::ReadOnly,
     }
 }
 
@@ -130,6 +134,7 @@ pub(crate) fn level_name(path: LoadPath, index: usize) -> String {
         (LoadPath::L2, 1) => "L2 far partition".to_string(),
         (LoadPath::L2, i) => format!("L2 level {}", i + 1),
         (LoadPath::Constant, i) => format!("constant L{}", i + 1),
+        (LoadPath::ReadOnly, _) => "read-only".to_string(),
     }
 }
 
@@ -146,6 +151,8 @@ pub(crate) struct PathProbe<'a> {
     pub(crate) extra: Vec<CacheCurve>,
     /// Steps checked by `validated`: `(lo, top)` and the decision.
     pub(crate) validations: Vec<((u64, u64), Option<Remeasured>)>,
+    /// Optional steps that failed (left out, the path stands).
+    pub(crate) warnings: Vec<String>,
 }
 
 /// A step re-measured at one stride: `(stride, below, above)`.
@@ -159,6 +166,9 @@ pub(crate) struct Found {
     pub(crate) below: f64,
     pub(crate) above: f64,
     pub(crate) ways_from_ramp: Option<u32>,
+    /// The stride the size was measured at (a cache holds `size / stride` of its lines
+    /// there where the stride is at least the line).
+    pub(crate) stride: u64,
 }
 
 impl PathProbe<'_> {
@@ -269,6 +279,13 @@ impl PathProbe<'_> {
             // 4b: on the L1 path, the line the tags allocate, counted apart from the fetch.
             let fitted = match (self.path, line) {
                 (LoadPath::L1, Some(fetch)) => self.allocation_line(i, &found, hit, fetch)?,
+                // 4c: past a large L2 the stride test cannot go below the line; the first
+                // level's capacity at a few strides tells it instead (a far partition is
+                // the same cache, and its rings would cost twice as much). Optional: a
+                // failure leaves the line unknown with a warning.
+                (LoadPath::L2, None) if i == 0 && !self.quick => {
+                    self.optional_line_by_capacity(i, &found, hit)?
+                }
                 _ => None,
             };
             levels.push(CacheLevel {
@@ -281,6 +298,8 @@ impl PathProbe<'_> {
                 ways: ways[i],
                 hit_latency_cycles: hit,
                 attribute_bytes: None,
+                size_is_lower_bound: false,
+                shares_l1: None,
             });
         }
         // Past the last level: the coarse sweep's own points there where it has two (each
@@ -330,6 +349,7 @@ impl PathProbe<'_> {
             levels,
             beyond_cycles,
             curves,
+            warnings: std::mem::take(&mut self.warnings),
         })
     }
 }

@@ -122,6 +122,7 @@ impl PathProbe<'_> {
                 below,
                 above,
                 ways_from_ramp: None,
+                stride,
             });
         }
         // The ramp around `low`: linear offsets either side, then doubling ones. A ramp is
@@ -182,6 +183,7 @@ impl PathProbe<'_> {
             below,
             above,
             ways_from_ramp,
+            stride,
         })
     }
 

@@ -117,7 +117,7 @@ impl PathProbe<'_> {
     pub(crate) fn ring_cap(&self) -> u64 {
         let cap = match self.path {
             LoadPath::L2 => L2_SWEEP_ELEMENTS,
-            LoadPath::L1 | LoadPath::Constant => SWEEP_ELEMENTS,
+            LoadPath::L1 | LoadPath::Constant | LoadPath::ReadOnly => SWEEP_ELEMENTS,
         };
         cap.min(self.max_elements).max(1)
     }

@@ -1,13 +1,19 @@
 //! [`probe_caches`]: the whole cache probe over a [`MemorySystem`] — the L2 path, the L1
-//! path at both carveouts, the constant path and shared memory — into a profile section.
+//! path at both carveouts, the constant path (and the level behind its last sized one),
+//! the read-only path (and whether it shares the L1) and shared memory — into a profile
+//! section.
 
 use super::backend::{BackendError, Carveout, LoadPath, MemorySystem};
+use super::cache_constant::constant_plateau;
+use super::cache_read_only::{probe_read_only, test_sharing};
 use super::cache_sweep::{probe_path, PathOutcome};
 use super::metered::{Counters, Metered};
 use super::options::ProbeOptions;
 use super::progress::{Progress, ProgressEvent, Stage};
 use super::robust::median;
-use memtune_core::profile::{CacheHierarchy, LatencyDistribution, MemoryKind, Section};
+use memtune_core::profile::{
+    CacheCarveout, CacheHierarchy, CacheLevel, CachePath, LatencyDistribution, MemoryKind, Section,
+};
 
 /// Repeats of the shared-memory latency.
 const SHARED_REPEATS: usize = 5;
@@ -29,7 +35,8 @@ pub struct CacheProbeResult {
     pub chase_calls: u64,
     /// Loads walked: warm-up walks plus timed loads.
     pub loads: u64,
-    /// Parts left out without failing the section (the main-memory latency distribution).
+    /// Parts left out without failing the section (the main-memory latency distribution,
+    /// the read-only path, the constant level past the sized ones, the L2's line).
     pub warnings: Vec<String>,
 }
 
@@ -50,7 +57,7 @@ pub fn probe_caches(
     let counters = Counters::default();
     let mut meter = Metered::new(system, &counters, &options.cancel);
     let mut warnings = Vec::new();
-    let section = match run(&mut meter, options, progress, &counters) {
+    let section = match run(&mut meter, options, progress, &counters, &mut warnings) {
         Ok(Some(mut h)) => {
             h.dram_latency_distribution = dram_distribution(&mut meter, &mut warnings);
             Section::Measured(h)
@@ -120,20 +127,34 @@ fn run(
     options: &ProbeOptions,
     progress: &mut dyn Progress,
     counters: &Counters,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<CacheHierarchy>, BackendError> {
     let mut outcomes: Vec<((LoadPath, Carveout), PathOutcome)> = Vec::new();
-    for (i, &(path, carveout)) in PASSES.iter().enumerate() {
-        let outcome = probe_path(system, path, carveout, options, path == LoadPath::L1);
-        if let Some(o) = supported(outcome)? {
-            outcomes.push(((path, carveout), o));
-        }
+    let stages = PASSES.len() + 2;
+    let mut done = |path, carveout, i: usize| {
         progress.update(&ProgressEvent {
             kind: MemoryKind::Device,
             stage: Stage::Caches { path, carveout },
-            fraction: (i + 1) as f64 / (PASSES.len() + 1) as f64,
+            fraction: (i + 1) as f64 / stages as f64,
             chase_calls: counters.chase_calls.get(),
         });
+    };
+    for (i, &(path, carveout)) in PASSES.iter().enumerate() {
+        let outcome = probe_path(system, path, carveout, options, path == LoadPath::L1);
+        if let Some(mut o) = supported(outcome)? {
+            warnings.append(&mut o.warnings);
+            outcomes.push(((path, carveout), o));
+        }
+        done(path, carveout, i);
     }
+    // The read-only path: optional, so a failure leaves it out with a warning; a quick
+    // probe skips it (no planner reads it, and a quick probe has 15 s).
+    if !options.quick {
+        if let Some(o) = probe_read_only(system, options, warnings)? {
+            outcomes.push(((LoadPath::ReadOnly, Carveout::Default), o));
+        }
+    }
+    done(LoadPath::ReadOnly, Carveout::Default, PASSES.len());
     let mut shared = Vec::new();
     for _ in 0..SHARED_REPEATS {
         match supported(system.shared_memory_latency())? {
@@ -152,6 +173,10 @@ fn run(
         .iter()
         .find(|(p, _)| p.0 == LoadPath::L2)
         .map(|(_, o)| o.beyond_cycles);
+    let l2_hit = outcomes
+        .iter()
+        .find(|(p, _)| p.0 == LoadPath::L2)
+        .and_then(|(_, o)| o.levels.first().map(|l| l.hit_latency_cycles));
     let mut hierarchy = CacheHierarchy {
         levels: Vec::new(),
         dram_latency_cycles: dram,
@@ -159,12 +184,21 @@ fn run(
         shared_memory_latency_cycles: (!shared.is_empty()).then(|| median(&shared)),
         curves: Vec::new(),
     };
-    // Order: L1 (default, max carveout), L2 levels, constant levels.
-    outcomes.sort_by_key(|(p, _)| (p.0 != LoadPath::L1, p.0 == LoadPath::Constant, p.1));
+    // Order: L1 (default, max carveout), L2 levels, read-only, constant levels.
+    outcomes.sort_by_key(|(p, _)| {
+        let rank = match p.0 {
+            LoadPath::L1 => 0,
+            LoadPath::L2 => 1,
+            LoadPath::ReadOnly => 2,
+            LoadPath::Constant => 3,
+        };
+        (rank, p.1)
+    });
     for ((path, _), outcome) in outcomes {
         for level in outcome.levels {
-            // The first level the L1 path sees is the L2 where the global path has no L1.
-            let is_l2 = path == LoadPath::L1
+            // The first level the L1 (or read-only) path sees is the L2 where that path has
+            // no cache of its own.
+            let is_l2 = matches!(path, LoadPath::L1 | LoadPath::ReadOnly)
                 && l2_first.is_some_and(|l2| {
                     (level.size_bytes as f64 - l2 as f64).abs() <= SAME_LEVEL * l2 as f64
                 });
@@ -174,7 +208,45 @@ fn run(
         }
         hierarchy.curves.extend(outcome.curves);
     }
+    if let Some(l2_hit) = l2_hit {
+        extras(system, &mut hierarchy, l2_hit, warnings)?;
+    }
+    done(LoadPath::Constant, Carveout::Default, PASSES.len() + 1);
     Ok(Some(hierarchy))
+}
+
+/// The steps that compare a path with the L2's hit latency `l2_hit`: whether the read-only
+/// level shares the L1, and the constant level past the sized ones. Each is optional.
+fn extras(
+    system: &mut dyn MemorySystem,
+    h: &mut CacheHierarchy,
+    l2_hit: f64,
+    warnings: &mut Vec<String>,
+) -> Result<(), BackendError> {
+    let l1 = h
+        .levels
+        .iter()
+        .find(|l| l.path == CachePath::L1 && l.carveout == CacheCarveout::Default)
+        .cloned();
+    let read_only = h.levels.iter_mut().find(|l| l.path == CachePath::ReadOnly);
+    if let (Some(l1), Some(read_only)) = (l1, read_only) {
+        if let Some(curve) = test_sharing(system, read_only, &l1, l2_hit, warnings)? {
+            h.curves.push(curve);
+        }
+    }
+    let constant: Vec<&CacheLevel> = h
+        .levels
+        .iter()
+        .filter(|l| l.path == CachePath::Constant)
+        .collect();
+    if let Some(&last) = constant.last() {
+        let (last, count) = (last.clone(), constant.len());
+        if let Some((level, curve)) = constant_plateau(system, &last, count, l2_hit, warnings)? {
+            h.levels.push(level);
+            h.curves.push(curve);
+        }
+    }
+    Ok(())
 }
 
 /// `Unsupported` becomes `None`: that part is simply absent.

@@ -12,7 +12,10 @@ pub mod import;
 pub mod sim;
 
 mod backend;
+mod cache_constant;
+mod cache_read_only;
 mod cache_sweep;
+mod cache_sweep_l2line;
 mod cache_sweep_level;
 mod cache_sweep_line;
 mod cache_sweep_measure;

@@ -141,9 +141,34 @@ impl MemorySystem for Metered<'_> {
         footprint_bytes: u64,
     ) -> Result<f64, BackendError> {
         self.go_on()?;
-        self.count_chase(stride_bytes, footprint_bytes, 1);
-        self.inner
-            .cache_chase(path, carveout, stride_bytes, footprint_bytes)
+        let result = self
+            .inner
+            .cache_chase(path, carveout, stride_bytes, footprint_bytes);
+        // A path the system does not have walked nothing.
+        if !matches!(result, Err(BackendError::Unsupported { .. })) {
+            self.count_chase(stride_bytes, footprint_bytes, 1);
+        }
+        result
+    }
+
+    fn cache_sharing(
+        &mut self,
+        other: LoadPath,
+        stride_bytes: u64,
+        l1_footprint: u64,
+        other_footprint: u64,
+    ) -> Result<(f64, f64), BackendError> {
+        self.go_on()?;
+        let result = self
+            .inner
+            .cache_sharing(other, stride_bytes, l1_footprint, other_footprint);
+        if !matches!(result, Err(BackendError::Unsupported { .. })) {
+            let c = self.counters;
+            c.chase_calls.set(c.chase_calls.get() + SHARING_LAUNCHES);
+            c.loads
+                .set(c.loads.get() + sharing_loads(stride_bytes, l1_footprint, other_footprint));
+        }
+        result
     }
 
     fn max_chase_elements(&self) -> u64 {
@@ -170,4 +195,18 @@ impl MemorySystem for Metered<'_> {
         }
         result
     }
+}
+
+/// Launches of one sharing test ([`MemorySystem::cache_sharing`]): without, then with, the
+/// other ring's walks.
+pub(crate) const SHARING_LAUNCHES: u64 = 2;
+/// Walks of the other ring in the second launch of a sharing test.
+pub(crate) const SHARING_OTHER_PASSES: u64 = 2;
+
+/// Loads of one sharing test: each launch walks the L1 ring once and times it, the second
+/// also walks the other ring [`SHARING_OTHER_PASSES`] times in between.
+pub(crate) fn sharing_loads(stride: u64, l1_footprint: u64, other_footprint: u64) -> u64 {
+    let l1 = (l1_footprint / stride.max(1)).max(1);
+    let other = (other_footprint / stride.max(1)).max(1);
+    SHARING_LAUNCHES * (l1 + l1.min(TIMED_LOADS_CAP)) + SHARING_OTHER_PASSES * other
 }

@@ -433,10 +433,11 @@ fn h200_like_over_seeds(budget: f64) {
                     .into_iter()
                     .map(|m| format!("{what}: {m}")),
             );
+            // The constant L1.5 past them is `sim_caches_detail.rs`'s.
             let constant: Vec<_> = h
                 .levels
                 .iter()
-                .filter(|l| l.path == CachePath::Constant)
+                .filter(|l| l.path == CachePath::Constant && !l.size_is_lower_bound)
                 .map(|l| (l.size_bytes, l.line_bytes, l.ways, l.hit_latency_cycles))
                 .collect();
             // The bank-sized constant level never overflows within the 64 KiB bank.

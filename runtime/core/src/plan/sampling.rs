@@ -304,10 +304,11 @@ impl ColdReads {
     fn of(profile: &Profile, w: &SamplingWorkload) -> Option<ColdReads> {
         let levels = &profile.caches.measured()?.levels;
         let largest = |shared: bool| {
+            // A lower-bound size (the constant L1.5) is no capacity to plan with.
             levels
                 .iter()
                 .filter(|l| (l.path == CachePath::L2) == shared)
-                .map(|l| l.size_bytes)
+                .filter_map(|l| l.capacity_bytes())
                 .max()
         };
         let private = largest(false).unwrap_or(0);

@@ -128,11 +128,15 @@ impl Totals {
             Adjust::Overlap => Distances::from_ascending(overlap(cross, self.thread_counts, m)),
         };
         let repeats = Distances::from_ascending([(0, self.repeats)]);
-        let exact = local.merge(&adjusted).merge(&repeats);
+        self.finish(local.merge(&adjusted).merge(&repeats))
+    }
+
+    /// The histogram of the final distances: every one of the `M` items cold once.
+    pub(super) fn finish(&self, exact: Distances) -> Histogram {
         Histogram {
             references: self.references,
-            distinct: m,
-            cold: m,
+            distinct: self.distinct,
+            cold: self.distinct,
             exact,
             sample: None,
         }
@@ -143,19 +147,25 @@ impl Totals {
 /// over-count `Σ_l H(l) (D - l - 1)+ / S` (the module's text), rounded, at most `M - 1`;
 /// ascending still, since the over-count grows slower than `D`.
 fn overlap(cross: &[(u64, u64)], s: u64, m: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-    let s = s.max(1) as f64;
-    let top = m.saturating_sub(1) as f64;
     // Walking the distances up: `below` intervals shorter than D - 1, `sum` their lengths.
-    let (mut below, mut sum, mut j) = (0f64, 0f64, 0usize);
+    let (mut below, mut sum, mut j) = (0u64, 0u64, 0usize);
     cross.iter().map(move |&(d, n)| {
         while j < cross.len() && cross[j].0 + 1 < d {
-            below += cross[j].1 as f64;
-            sum += (cross[j].0 as f64 + 1.0) * cross[j].1 as f64;
+            below += cross[j].1;
+            sum += (cross[j].0 + 1) * cross[j].1;
             j += 1;
         }
-        let over = (d as f64 * below - sum) / s;
-        ((d as f64 - over).clamp(0.0, top).round() as u64, n)
+        (overlap_of(d, below, sum, s, m), n)
     })
+}
+
+/// Distance `d` less `(d · below − sum) / s` (`below` references of total length `sum`,
+/// every one shorter than `d`), rounded, within `0..M`. The sums are exact integers, so the
+/// pairs and the dense forms round alike.
+pub(super) fn overlap_of(d: u64, below: u64, sum: u64, s: u64, m: u64) -> u64 {
+    let over = (u128::from(d) * u128::from(below)).saturating_sub(u128::from(sum)) as f64;
+    let top = m.saturating_sub(1) as f64;
+    (d as f64 - over / s.max(1) as f64).clamp(0.0, top).round() as u64
 }
 
 #[cfg(test)]

@@ -68,8 +68,11 @@ pub struct Prediction {
 pub fn levels(profile: &Profile, memory: MemoryKind) -> Vec<Level> {
     let mut out = Vec::new();
     if let Section::Measured(caches) = &profile.caches {
+        // Data paths only, and sizes that are capacities (never a lower bound).
         for c in caches.levels.iter().filter(|c| {
-            c.carveout == CacheCarveout::Default && matches!(c.path, CachePath::L1 | CachePath::L2)
+            c.carveout == CacheCarveout::Default
+                && matches!(c.path, CachePath::L1 | CachePath::L2)
+                && c.capacity_bytes().is_some()
         }) {
             let measured = c.line_bytes.filter(|l| l.is_power_of_two());
             let line = measured.unwrap_or(ASSUMED_LINE_BYTES);
@@ -361,5 +364,19 @@ mod tests {
         assert_eq!((l2.granularity, l2.line_bytes), (L2_FILL_BYTES, 128));
         assert!(l2.sectored() && l2.assumed_granularity);
         assert_eq!(sectored_grains(&all), vec![(L2_FILL_BYTES, 128)]);
+        // A level whose size is only a lower bound is no capacity to predict hits with.
+        let mut bounded = profile.clone();
+        let Section::Measured(h) = &mut bounded.caches else {
+            panic!("the fixture's caches are measured");
+        };
+        let last_l2 = h.levels.iter_mut().rfind(|l| l.path == CachePath::L2);
+        last_l2.expect("an L2 level").size_is_lower_bound = true;
+        let caches = |p: &Profile| {
+            levels(p, MemoryKind::Pinned)
+                .into_iter()
+                .filter(|l| l.kind == LevelKind::Cache)
+                .count()
+        };
+        assert_eq!(caches(&bounded), caches(&profile) - 1);
     }
 }

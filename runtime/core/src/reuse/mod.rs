@@ -32,6 +32,7 @@ mod granularity;
 mod histogram;
 pub mod hprda;
 mod hprda_adjust;
+mod hprda_dense;
 pub mod hprda_model;
 pub mod levels;
 mod marks;

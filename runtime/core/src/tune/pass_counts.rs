@@ -123,8 +123,10 @@ pub(super) fn cache_edges(profile: &Profile) -> Vec<u64> {
     let mut edges: Vec<u64> = caches
         .levels
         .iter()
-        .filter(|l| l.path == CachePath::L2 && l.size_bytes >= 1 << 20)
-        .map(|l| snap(l.size_bytes))
+        .filter(|l| l.path == CachePath::L2)
+        .filter_map(|l| l.capacity_bytes())
+        .filter(|&size| size >= 1 << 20)
+        .map(snap)
         .collect();
     edges.sort_unstable();
     edges.dedup();

@@ -88,6 +88,7 @@ fn caches(c: &mut Checker, path: &str, h: &CacheHierarchy) {
         if let Some(attr) = l.attribute_bytes {
             c.int_in(&f("attribute_bytes"), attr, 1, MAX_BYTES);
         }
+        extras(c, &lp, h, i);
     }
     latency_order(c, path, h);
     if let Some(x) = h.shared_memory_latency_cycles {
@@ -126,6 +127,35 @@ fn caches(c: &mut Checker, path: &str, h: &CacheHierarchy) {
                 MAX_LATENCY,
             );
         }
+    }
+}
+
+/// The optional marks of level `i`: a lower-bound size only on the last level of its path
+/// and carveout (a level behind it would have overflowed it), `shares_l1` only on the
+/// read-only path.
+fn extras(c: &mut Checker, lp: &str, h: &CacheHierarchy, i: usize) {
+    let l = &h.levels[i];
+    if l.size_is_lower_bound
+        && h.levels[i + 1..]
+            .iter()
+            .any(|n| n.path == l.path && n.carveout == l.carveout)
+    {
+        c.fail(
+            &at(lp, "size_is_lower_bound"),
+            format!(
+                "is set on a level followed by another {} level: a lower bound can only be the last level of its path",
+                l.path
+            ),
+        );
+    }
+    if l.shares_l1.is_some() && l.path != CachePath::ReadOnly {
+        c.fail(
+            &at(lp, "shares_l1"),
+            format!(
+                "is set on a {} level: only the read-only path is tested for sharing the L1",
+                l.path
+            ),
+        );
     }
 }
 

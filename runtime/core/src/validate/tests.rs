@@ -185,3 +185,66 @@ fn a_dram_latency_distribution_is_checked_and_round_trips() {
         );
     }
 }
+
+#[test]
+fn a_lower_bound_and_read_only_sharing_are_checked_and_round_trip() {
+    use crate::profile::{CacheCarveout, CacheLevel, CachePath};
+    let text = include_str!(
+        "../../../../tests/fixtures/h100/GPU-4cb44b00-746e-ef0d-e563-1b303c5eaaff.json"
+    );
+    let mut p: crate::profile::Profile = serde_json::from_str(text).expect("a profile");
+    let Section::Measured(h) = &mut p.caches else {
+        panic!("the fixture's caches are measured");
+    };
+    assert!(
+        h.levels
+            .iter()
+            .all(|l| !l.size_is_lower_bound && l.shares_l1.is_none()),
+        "profiles without the marks read as exact sizes, untested sharing"
+    );
+    let level = |name: &str, path, size, hit| CacheLevel {
+        name: name.to_string(),
+        path,
+        carveout: CacheCarveout::Default,
+        size_bytes: size,
+        line_bytes: None,
+        fetch_bytes: None,
+        ways: None,
+        hit_latency_cycles: hit,
+        attribute_bytes: None,
+        size_is_lower_bound: false,
+        shares_l1: None,
+    };
+    let mut read_only = level("read-only", CachePath::ReadOnly, 190464, 33.0);
+    read_only.shares_l1 = Some(true);
+    let mut plateau = level("constant L1.5", CachePath::Constant, 65536, 104.0);
+    plateau.size_is_lower_bound = true;
+    h.levels.push(read_only);
+    h.levels.push(plateau);
+    validate(&p).expect("valid");
+    let text = serde_json::to_string(&p).expect("serialize");
+    assert!(text.contains(r#""size_is_lower_bound":true"#) && text.contains(r#""shares_l1":true"#));
+    assert!(text.contains(r#""path":"read_only""#));
+    let back: crate::profile::Profile = serde_json::from_str(&text).expect("parse");
+    assert_eq!(back.caches, p.caches);
+
+    // A lower bound followed by a larger level of its path, sharing claimed off the
+    // read-only path: each named.
+    let mut q = p.clone();
+    let Section::Measured(h) = &mut q.caches else {
+        unreachable!()
+    };
+    let n = h.levels.len();
+    h.levels
+        .push(level("constant L3", CachePath::Constant, 131072, 300.0));
+    h.levels[0].shares_l1 = Some(false);
+    let err = validate(&q).unwrap_err();
+    let paths: Vec<&str> = err.violations.iter().map(|v| v.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "caches.levels[0].shares_l1".to_string(),
+            format!("caches.levels[{}].size_is_lower_bound", n - 1)
+        ]
+    );
+}

@@ -16,7 +16,7 @@ mod run;
 use std::time::Instant;
 
 use memtune_core::reuse::hprda::{HpRdaConfig, Totals};
-use memtune_core::reuse::{Distances, Histogram, ReuseError};
+use memtune_core::reuse::{Histogram, ReuseError};
 use memtune_kernels::hprda as k;
 
 use super::radix::scan_lens;
@@ -186,12 +186,8 @@ pub fn analyze(
         distinct: counted.distinct,
         thread_counts: counted.thread_counts,
     };
-    // Both sorted by distance, read on every core (`Distances::from_dense`).
-    let (local, cross) = (
-        Distances::from_dense(&counted.dense),
-        Distances::from_dense(&counted.cross),
-    );
-    out.histogram = totals.histogram_of(&local, &cross, config.adjust);
+    // The dense counts adjusted slice by slice on every core.
+    out.histogram = totals.histogram_dense(&counted.dense, &counted.cross, config.adjust);
     out.histogram_seconds = building.elapsed().as_secs_f64();
     Ok(out)
 }

@@ -219,6 +219,7 @@ pub enum CachePath {
     L1,
     L2,
     Constant,
+    ReadOnly,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

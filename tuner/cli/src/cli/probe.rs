@@ -203,11 +203,14 @@ pub fn cache_summary(profile: &Profile) -> Vec<String> {
                 l.name,
                 l.path,
                 l.carveout,
-                bytes(l.size_bytes),
+                l.size_shown(bytes),
                 crate::report::cache_line(l).unwrap_or_else(|| "unknown".to_string()),
                 l.ways.map_or("unknown".to_string(), |w| w.to_string()),
                 l.hit_latency_cycles
             );
+            if let Some(n) = crate::report::sharing_note(l) {
+                line.push_str(&format!("; {n}"));
+            }
             if let Some(a) = l.attribute_bytes {
                 line.push_str(&format!(
                     "; the device reports {} ({:+.0}%)",

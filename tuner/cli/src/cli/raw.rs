@@ -55,6 +55,7 @@ pub fn chase(json: bool, args: &RawArgs) -> Result<Exit, CliError> {
         CachePath::L1 => LoadPath::L1,
         CachePath::L2 => LoadPath::L2,
         CachePath::Constant => LoadPath::Constant,
+        CachePath::ReadOnly => LoadPath::ReadOnly,
     });
     let carveout = match args.carveout {
         CarveoutArg::Default => Carveout::Default,

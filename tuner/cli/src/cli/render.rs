@@ -88,16 +88,19 @@ pub fn profile(p: &Profile) -> String {
         for l in &h.levels {
             let _ = writeln!(
                 s,
-                "  {:<18} {:<9} {:<17} {:>10} {:>18} {:>7} {:>11.0}{}",
+                "  {:<18} {:<9} {:<17} {:>10} {:>18} {:>7} {:>11.0}{}{}",
                 l.name,
                 l.path.to_string(),
                 l.carveout.to_string(),
-                bytes(l.size_bytes),
+                l.size_shown(bytes),
                 crate::report::cache_line(l).unwrap_or_else(|| "?".to_string()),
                 l.ways.map_or("?".to_string(), |w| w.to_string()),
                 l.hit_latency_cycles,
                 l.attribute_bytes
                     .map(|a| format!("  (device attribute: {})", bytes(a)))
+                    .unwrap_or_default(),
+                crate::report::sharing_note(l)
+                    .map(|n| format!("  ({n})"))
                     .unwrap_or_default()
             );
         }
@@ -282,6 +285,8 @@ mod tests {
             ways: None,
             hit_latency_cycles: 32.0,
             attribute_bytes: None,
+            size_is_lower_bound: false,
+            shares_l1: None,
         };
         let line = |l| crate::report::cache_line(&l);
         assert_eq!(
@@ -367,6 +372,44 @@ mod dram_tests {
         assert_eq!(
             summary.last().map(String::as_str),
             Some("DRAM random chase over 1 GiB at 1 KiB stride (2048 loads): p50 864, p95 1020, p99 1100 cycles, mean 880")
+        );
+    }
+}
+
+#[cfg(test)]
+mod detail_tests {
+    use super::*;
+
+    /// The H100 probe of issue 19 item 4: a constant L1.5 and a read-only path that shares
+    /// the L1.
+    #[test]
+    fn a_lower_bound_and_the_read_only_sharing_are_shown() {
+        let text = include_str!("../../../../benchmarks/results/h100/probe/profile-76c63882.json");
+        let p: Profile = serde_json::from_str(text).expect("the H100 profile");
+        let shown = profile(&p);
+        let line = |name: &str| {
+            shown
+                .lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} line in {shown}"))
+                .to_string()
+        };
+        let plateau = line("constant L1.5");
+        assert!(
+            plateau.contains("≥ 64 KiB") && plateau.contains(" 99"),
+            "{plateau}"
+        );
+        let read_only = line("read-only");
+        assert!(
+            read_only.contains("read_only") && read_only.ends_with("(shares the L1's storage)"),
+            "{read_only}"
+        );
+        let summary = super::super::probe::cache_summary(&p);
+        assert!(
+            summary
+                .iter()
+                .any(|l| l.starts_with("constant L1.5") && l.contains("≥ 64 KiB")),
+            "{summary:?}"
         );
     }
 }

@@ -24,7 +24,12 @@ pub fn profile_svgs(profile: &Profile) -> Vec<(String, String)> {
         }
     }
     if let Section::Measured(h) = &profile.caches {
-        for path in [CachePath::L1, CachePath::L2, CachePath::Constant] {
+        for path in [
+            CachePath::L1,
+            CachePath::L2,
+            CachePath::ReadOnly,
+            CachePath::Constant,
+        ] {
             if let Some(fig) = cache_chart(name, path, h) {
                 out.push((format!("caches-{path}.svg"), fig.to_svg()));
             }
@@ -161,7 +166,9 @@ pub fn cache_chart(device: &str, path: CachePath, caches: &CacheHierarchy) -> Op
                     .iter()
                     .map(|p| (p.footprint_bytes, p.cycles_per_load)),
             );
-            Curve::new(c.carveout.to_string(), with_noise_band(points))
+            // The plateau of a level measured apart (the constant L1.5) is named by it.
+            let label = c.level.clone().unwrap_or_else(|| c.carveout.to_string());
+            Curve::new(label, with_noise_band(points))
         })
         .collect();
     if curves.is_empty() {
@@ -186,7 +193,7 @@ pub fn cache_chart(device: &str, path: CachePath, caches: &CacheHierarchy) -> Op
                 label: format!(
                     "{}{carveout} {}, hit {} cycles",
                     l.name,
-                    bytes(l.size_bytes),
+                    l.size_shown(bytes),
                     sig3(l.hit_latency_cycles)
                 ),
             }

@@ -9,7 +9,7 @@ mod plans;
 mod profile;
 
 pub use bench::{chart as bench_chart, BenchFile};
-pub(crate) use profile::{cache_line, l2_read_text};
+pub(crate) use profile::{cache_line, l2_read_text, sharing_note};
 
 use html::{esc, note, section, table};
 use memtune_core::Profile;

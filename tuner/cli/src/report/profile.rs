@@ -20,6 +20,18 @@ pub(crate) fn cache_line(l: &CacheLevel) -> Option<String> {
     })
 }
 
+/// What the sharing test said of a read-only level, for human output; `None` elsewhere.
+pub(crate) fn sharing_note(l: &CacheLevel) -> Option<String> {
+    (l.path == CachePath::ReadOnly).then(|| {
+        match l.shares_l1 {
+            Some(true) => "shares the L1's storage",
+            Some(false) => "its own storage, apart from the L1",
+            None => "sharing with the L1 not known",
+        }
+        .to_string()
+    })
+}
+
 /// The section's status where it holds no measurement.
 fn status<T>(s: &Section<T>) -> Option<String> {
     match s {
@@ -188,7 +200,7 @@ pub fn caches(p: &Profile) -> String {
                 esc(&l.name),
                 l.path.to_string(),
                 l.carveout.to_string(),
-                bytes(l.size_bytes),
+                l.size_shown(bytes),
                 cache_line(l).unwrap_or_else(|| "?".into()),
                 l.ways.map_or("?".into(), num),
                 sig3(l.hit_latency_cycles),
@@ -216,7 +228,17 @@ pub fn caches(p: &Profile) -> String {
     if let Some(d) = &h.dram_latency_distribution {
         body.push_str(&note(&format!("DRAM {d}")));
     }
-    for path in [CachePath::L1, CachePath::L2, CachePath::Constant] {
+    for l in &h.levels {
+        if let Some(n) = sharing_note(l) {
+            body.push_str(&note(&format!("{}: {n}", l.name)));
+        }
+    }
+    for path in [
+        CachePath::L1,
+        CachePath::L2,
+        CachePath::ReadOnly,
+        CachePath::Constant,
+    ] {
         if let Some(fig) = plot::cache_chart(&p.device.name, path, h) {
             body.push_str(&figure(&fig.to_svg()));
         }

@@ -1,16 +1,19 @@
 //! Cache chases on the GPU: the L1 path (`ld.global.ca`) at either carveout, the L2 path
-//! (`ld.global.cg`, the TLB probe's chase), the constant cache and shared memory. One
-//! thread walks; the others of its block return at once.
+//! (`ld.global.cg`, the TLB probe's chase), the read-only path (`ld.global.nc`) and its
+//! sharing test with the L1, the constant cache and shared memory. One thread walks; the
+//! others of its block return at once.
 
 use super::{cuda, timed_steps, Gpu, GpuError, MAX_CACHE_CHASE_ELEMENTS};
 use crate::fault::{FaultOp, FaultSection};
+use crate::metered::SHARING_OTHER_PASSES;
 use crate::{Carveout, LoadPath};
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
 use memtune::gpu::Buffer;
 use memtune_core::MemoryKind;
 use memtune_kernels::cache_chase::{
-    CHASE_CA, CHASE_CONST, CHASE_SHARED, CONST_RING, CONST_RING_WORDS, OUT_LEN, SHARED_RING_WORDS,
+    CHASE_CA, CHASE_CONST, CHASE_NC, CHASE_SHARED, CONST_RING, CONST_RING_WORDS, OUT_LEN,
+    SHARED_RING_WORDS, SHARE_NC,
 };
 use std::sync::Arc;
 
@@ -22,6 +25,8 @@ pub(super) struct CacheKernels {
     /// Kept for the constant ring's address.
     module: Arc<CudaModule>,
     chase_ca: CudaFunction,
+    chase_nc: CudaFunction,
+    share_nc: CudaFunction,
     chase_const: CudaFunction,
     chase_shared: CudaFunction,
 }
@@ -35,6 +40,8 @@ impl CacheKernels {
         };
         Ok(CacheKernels {
             chase_ca: f(CHASE_CA)?,
+            chase_nc: f(CHASE_NC)?,
+            share_nc: f(SHARE_NC)?,
             chase_const: f(CHASE_CONST)?,
             chase_shared: f(CHASE_SHARED)?,
             module,
@@ -84,20 +91,16 @@ impl Gpu {
                 let out = self.run_targeted(false, steps, (base, 0, count as u32, -1, -1))?;
                 Ok(out[0] as f64 / f64::from(steps))
             }
-            LoadPath::L1 => {
+            LoadPath::L1 | LoadPath::ReadOnly => {
                 let count = Self::ring_count(stride, footprint, MAX_CACHE_CHASE_ELEMENTS)?;
                 let base = self.cache_buffer(footprint)?;
                 self.fault(FaultOp::Launch, FaultSection::Caches)?;
                 self.init_ring(base, stride, count)?;
-                let value = match carveout {
-                    Carveout::Default => CARVEOUT_DEFAULT,
-                    Carveout::MaxL1 => CARVEOUT_MAX_L1,
+                let kernel = match path {
+                    LoadPath::ReadOnly => self.cache.chase_nc.clone(),
+                    _ => self.cache.chase_ca.clone(),
                 };
-                self.cache
-                    .chase_ca
-                    .set_attribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, value)
-                    .map_err(cuda("setting the L1 carveout of the chase"))?;
-                let kernel = self.cache.chase_ca.clone();
+                set_carveout(&kernel, carveout)?;
                 self.run_one(&kernel, base, count as u32, steps)
             }
             LoadPath::Constant => {
@@ -106,6 +109,66 @@ impl Gpu {
                 self.run_one(&kernel, 0u32, words, steps)
             }
         }
+    }
+
+    /// The read-only path's sharing test (`MemorySystem::cache_sharing`): a `.ca` ring of
+    /// `l1_footprint` and, past it, an `.nc` ring of `other_footprint`, both at `stride`,
+    /// walked by `memtune_share_nc` at the default carveout, without then with two `.nc`
+    /// passes. Returns the `.ca` ring's cycles per load of each launch.
+    pub fn cache_sharing(
+        &mut self,
+        other: LoadPath,
+        stride: u64,
+        l1_footprint: u64,
+        other_footprint: u64,
+    ) -> Result<(f64, f64), GpuError> {
+        if other != LoadPath::ReadOnly {
+            return Err(GpuError::Check(format!(
+                "the sharing test walks the read-only path, not {other:?}"
+            )));
+        }
+        let ca = Self::ring_count(stride, l1_footprint, MAX_CACHE_CHASE_ELEMENTS)?;
+        let nc = Self::ring_count(stride, other_footprint, MAX_CACHE_CHASE_ELEMENTS)?;
+        let ca_bytes = ca * stride;
+        let base = self.cache_buffer(ca_bytes + nc * stride)?;
+        self.fault(FaultOp::Launch, FaultSection::Caches)?;
+        self.init_ring(base, stride, ca)?;
+        self.init_ring(base + ca_bytes, stride, nc)?;
+        let kernel = self.cache.share_nc.clone();
+        set_carveout(&kernel, Carveout::Default)?;
+        let steps = timed_steps(MemoryKind::Device).min(ca as u32);
+        let launch_with = |passes: u32| -> Result<f64, GpuError> {
+            self.fault(FaultOp::Alloc, FaultSection::Caches)?;
+            let mut out = self
+                .stream
+                .alloc_zeros::<u64>(OUT_LEN)
+                .map_err(cuda("allocating the sharing test's output"))?;
+            let (ca_start, nc_start) = (base, base + ca_bytes);
+            let (ca_count, nc_count) = (ca as u32, nc as u32);
+            let mut launch = self.stream.launch_builder(&kernel);
+            launch
+                .arg(&ca_start)
+                .arg(&ca_count)
+                .arg(&nc_start)
+                .arg(&nc_count)
+                .arg(&passes)
+                .arg(&steps)
+                .arg(&mut out);
+            // SAFETY: both rings were written just before, inside the buffer; `out` holds
+            // OUT_LEN words.
+            unsafe { launch.launch(ONE_WARP) }.map_err(cuda("launching the sharing test"))?;
+            let out = self
+                .stream
+                .clone_dtoh(&out)
+                .map_err(cuda("reading the sharing test's output"))?;
+            if out[0] == 0 {
+                return Err(GpuError::Check("the sharing test did not run".into()));
+            }
+            Ok(out[0] as f64 / f64::from(steps))
+        };
+        let before = launch_with(0)?;
+        let after = launch_with(SHARING_OTHER_PASSES as u32)?;
+        Ok((before, after))
     }
 
     /// Writes the constant ring: `footprint / stride` elements `stride` bytes apart, each
@@ -203,4 +266,15 @@ impl Gpu {
         runs.sort_by(f64::total_cmp);
         Ok(runs[1])
     }
+}
+
+/// Sets `kernel`'s preferred shared-memory carveout (the L1 share of the unified storage).
+fn set_carveout(kernel: &CudaFunction, carveout: Carveout) -> Result<(), GpuError> {
+    let value = match carveout {
+        Carveout::Default => CARVEOUT_DEFAULT,
+        Carveout::MaxL1 => CARVEOUT_MAX_L1,
+    };
+    kernel
+        .set_attribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, value)
+        .map_err(cuda("setting the L1 carveout of the chase"))
 }

@@ -100,6 +100,17 @@ impl MemorySystem for Gpu {
             .map_err(|e| backend(MemoryKind::Device, e))
     }
 
+    fn cache_sharing(
+        &mut self,
+        other: LoadPath,
+        stride: u64,
+        l1_footprint: u64,
+        other_footprint: u64,
+    ) -> Result<(f64, f64), BackendError> {
+        Gpu::cache_sharing(self, other, stride, l1_footprint, other_footprint)
+            .map_err(|e| backend(MemoryKind::Device, e))
+    }
+
     fn max_chase_elements(&self) -> u64 {
         super::MAX_CACHE_CHASE_ELEMENTS
     }

@@ -88,6 +88,57 @@ impl LevelState<'_> {
     }
 }
 
+/// The levels' contents during one launch of chases, and the work it took (lines compared,
+/// sets made).
+pub(crate) struct CacheState<'a> {
+    states: Vec<LevelState<'a>>,
+    miss_cycles: f64,
+    pub(crate) steps: u64,
+}
+
+impl<'a> CacheState<'a> {
+    /// Empty `levels` (fastest first) for loads below address `end`, of about `elements`
+    /// distinct addresses; `miss_cycles` for a load that misses every level it uses.
+    pub(crate) fn new(
+        levels: &'a [CacheGeometry],
+        miss_cycles: f64,
+        end: u64,
+        elements: u64,
+    ) -> CacheState<'a> {
+        let last_address = end.saturating_sub(1);
+        let mut steps = 0u64;
+        let states = levels
+            .iter()
+            .map(|g| {
+                let reachable = g.sets.min(last_address / g.line_bytes + 1);
+                let sets = if reachable <= elements.max(DENSE_SETS) {
+                    steps += reachable;
+                    Sets::Dense(vec![Vec::new(); reachable as usize])
+                } else {
+                    Sets::Sparse(HashMap::new())
+                };
+                LevelState { geometry: g, sets }
+            })
+            .collect();
+        CacheState {
+            states,
+            miss_cycles,
+            steps,
+        }
+    }
+
+    /// Cycles of a load of `address` through the levels `uses` keeps (by index). Inclusive
+    /// lookup: every level down to the one that hits takes the line.
+    pub(crate) fn load(&mut self, address: u64, uses: impl Fn(usize) -> bool) -> f64 {
+        for (i, state) in self.states.iter_mut().enumerate() {
+            if uses(i) && state.access(address, &mut self.steps) {
+                return state.geometry.hit_cycles;
+            }
+        }
+        self.miss_cycles
+    }
+}
+
 /// Mean cycles per timed load of a chase of `elements` loads at `stride` bytes through
 /// `levels` (fastest first), `miss_cycles` when every level misses; and the work it took
 /// (lines compared, sets made).
@@ -98,37 +149,58 @@ pub(crate) fn chase_cycles(
     elements: u64,
 ) -> (f64, u64) {
     let elements = elements.max(1);
-    let last_address = (elements - 1).saturating_mul(stride);
-    let mut steps = 0u64;
-    let mut states: Vec<LevelState<'_>> = levels
-        .iter()
-        .map(|g| {
-            let reachable = g.sets.min(last_address / g.line_bytes + 1);
-            let sets = if reachable <= elements.max(DENSE_SETS) {
-                steps += reachable;
-                Sets::Dense(vec![Vec::new(); reachable as usize])
-            } else {
-                Sets::Sparse(HashMap::new())
-            };
-            LevelState { geometry: g, sets }
-        })
-        .collect();
-    let mut load = |k: u64| -> f64 {
-        let address = k * stride;
-        // Inclusive lookup: every level down to the one that hits takes the line.
-        for state in &mut states {
-            if state.access(address, &mut steps) {
-                return state.geometry.hit_cycles;
-            }
-        }
-        miss_cycles
-    };
+    let end = (elements - 1).saturating_mul(stride).saturating_add(1);
+    let mut state = CacheState::new(levels, miss_cycles, end, elements);
     for k in 0..elements {
-        load(k);
+        state.load(k * stride, |_| true);
     }
     let timed = elements.min(TIMED_LOADS_CAP);
-    let total: f64 = (0..timed).map(|k| load(k % elements)).sum();
-    (total / timed as f64, steps)
+    let total: f64 = (0..timed)
+        .map(|k| state.load((k % elements) * stride, |_| true))
+        .sum();
+    (total / timed as f64, state.steps)
+}
+
+/// Which levels the two walks of a sharing test use, by index into the levels.
+pub(crate) struct SharingPaths<'a> {
+    pub l1: &'a dyn Fn(usize) -> bool,
+    pub other: &'a dyn Fn(usize) -> bool,
+}
+
+/// The sharing test (`MemorySystem::cache_sharing`) replayed, each launch from empty
+/// levels: a ring of `l1_elements` at `stride` walked once through `paths.l1`, a ring of
+/// `other_elements` past it walked `other_passes` times through `paths.other`, the first
+/// ring timed. Returns the mean cycles of the timed walk without, then with, the other
+/// ring's passes, and the work it took.
+pub(crate) fn sharing_cycles(
+    levels: &[CacheGeometry],
+    miss_cycles: f64,
+    paths: SharingPaths<'_>,
+    stride: u64,
+    l1_elements: u64,
+    (other_elements, other_passes): (u64, u64),
+) -> ((f64, f64), u64) {
+    let (n, m) = (l1_elements.max(1), other_elements.max(1));
+    let base = n * stride;
+    let timed = n.min(TIMED_LOADS_CAP);
+    let mut steps = 0;
+    let mut launch = |passes: u64| -> f64 {
+        let mut state = CacheState::new(levels, miss_cycles, base + m * stride, n + m);
+        for k in 0..n {
+            state.load(k * stride, paths.l1);
+        }
+        for k in 0..passes * m {
+            state.load(base + (k % m) * stride, paths.other);
+        }
+        let total: f64 = (0..timed)
+            .map(|k| state.load((k % n) * stride, paths.l1))
+            .sum();
+        steps += state.steps;
+        total / timed as f64
+    };
+    let before = launch(0);
+    let after = launch(other_passes);
+    ((before, after), steps)
 }
 
 #[cfg(test)]
@@ -173,6 +245,33 @@ mod tests {
         });
         assert_eq!(chase_cycles(&levels, 400.0, 64, 16).0, 50.0);
         assert_eq!(chase_cycles(&levels, 400.0, 64, 64).0, 400.0);
+    }
+
+    #[test]
+    fn a_shared_level_loses_the_first_ring_to_the_second() {
+        // One level of 16 lines of 32 B (LRU, fully associative): 8 lines, then 14 more.
+        let levels = vec![CacheGeometry {
+            line_bytes: 32,
+            sector_bytes: 32,
+            ways: 16,
+            sets: 1,
+            hit_cycles: 10.0,
+        }];
+        let all = |_: usize| true;
+        let none = |_: usize| false;
+        let shared = SharingPaths {
+            l1: &all,
+            other: &all,
+        };
+        let ((before, after), _) = sharing_cycles(&levels, 100.0, shared, 32, 8, (14, 2));
+        assert_eq!((before, after), (10.0, 100.0));
+        // The second ring bypassing the level leaves the first one resident.
+        let apart = SharingPaths {
+            l1: &all,
+            other: &none,
+        };
+        let ((before, after), _) = sharing_cycles(&levels, 100.0, apart, 32, 8, (14, 2));
+        assert_eq!((before, after), (10.0, 10.0));
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct SimConfig {
     pub caches: Vec<CacheLevelConfig>,
     /// Constant caches, fastest first.
     pub constant_caches: Vec<CacheLevelConfig>,
+    /// The read-only data path (`ld.global.nc`): through the L1 or a cache of its own;
+    /// `None`: not modelled (its chases are unsupported).
+    pub read_only: Option<ReadOnlyConfig>,
     /// Cycles of a cache chase load that misses every data cache; required with `caches`.
     pub dram_cycles: Option<f64>,
     /// Cycles of a constant load that misses every constant cache (default `dram_cycles`).
@@ -86,6 +89,16 @@ impl CacheLevelConfig {
     pub fn is_l1(&self) -> bool {
         self.name == "L1"
     }
+}
+
+/// Where the read-only path's loads are cached (`"read_only"` in a simulator file).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadOnlyConfig {
+    /// `"l1"`: in the L1 itself (one storage, as on Volta and later), then as the L1 path.
+    SharesL1,
+    /// A cache level object: a cache of its own (as Kepler's 48 KiB read-only cache), then
+    /// the levels past the L1.
+    Own(CacheLevelConfig),
 }
 
 /// The default of `max_chase_elements`: what the GPU backend allows.

@@ -19,7 +19,7 @@
 //! [`Simulator::with_work_budget`]: super::Simulator::with_work_budget
 
 use super::cache::{DENSE_SETS, SPARSE_STEPS};
-use super::config::{CacheLevelConfig, SimConfig, SimConfigError};
+use super::config::{CacheLevelConfig, ReadOnlyConfig, SimConfig, SimConfigError};
 use crate::{ProbeOptions, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
 use memtune_core::profile::MemoryKind;
 use memtune_core::validate;
@@ -186,6 +186,17 @@ impl SimConfig {
         let mut paths = Vec::new();
         if self.dram_cycles.is_some() {
             paths.extend([data(false, false), data(true, false), data(true, true)]);
+            // The read-only path, as the L1 path at the default carveout (with its own
+            // cache in the L1's place); its sharing test walks two rings under the L1's size.
+            if let Some(read_only) = &self.read_only {
+                let mut path = data(true, false);
+                if let ReadOnlyConfig::Own(level) = read_only {
+                    for entry in path.levels.iter_mut().filter(|e| e.1.is_l1()) {
+                        *entry = ("read_only".to_string(), level, level.size_bytes);
+                    }
+                }
+                paths.push(path);
+            }
         }
         if !self.constant_caches.is_empty() {
             paths.push(PathLevels {
@@ -449,10 +460,15 @@ pub(crate) fn check_relations(config: &SimConfig, origin: &str) -> Result<(), Si
         config.constant_miss_cycles,
         config.shared_memory_cycles,
     ];
+    let read_only = match &config.read_only {
+        Some(ReadOnlyConfig::Own(level)) => Some(level),
+        _ => None,
+    };
     let hits = config
         .caches
         .iter()
         .chain(&config.constant_caches)
+        .chain(read_only)
         .map(|l| l.hit_cycles);
     slowest = others
         .into_iter()

@@ -5,8 +5,8 @@
 //! it uses are in `parse_fields.rs`.
 
 use super::config::{
-    CacheLevelConfig, KindConfig, NoiseConfig, SimConfig, SimConfigError, TlbLevelConfig,
-    DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
+    CacheLevelConfig, KindConfig, NoiseConfig, ReadOnlyConfig, SimConfig, SimConfigError,
+    TlbLevelConfig, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
 };
 use super::limits::{
     ALLOCATION_SPREAD, CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS,
@@ -128,6 +128,7 @@ impl Parser<'_> {
                 fix: "a simulator with `constant_caches` needs `constant_miss_cycles` or `dram_cycles`".to_string(),
             });
         }
+        let read_only = self.read_only(root, &caches)?;
         let shared_memory_cycles = self.optional_cycles(
             root,
             "shared_memory_cycles",
@@ -149,12 +150,37 @@ impl Parser<'_> {
             memory_kinds,
             caches,
             constant_caches,
+            read_only,
             dram_cycles,
             constant_miss_cycles,
             shared_memory_cycles,
             max_chase_elements,
             noise,
         })
+    }
+
+    /// `read_only`: `"l1"` (the read-only path uses the L1 of `caches`) or a cache level
+    /// of its own; absent: not modelled.
+    fn read_only(
+        &self,
+        root: &Map<String, Value>,
+        caches: &[CacheLevelConfig],
+    ) -> Result<Option<ReadOnlyConfig>, SimConfigError> {
+        let fix = "give \"l1\" (through the L1) or a level such as {\"name\": \"read-only\", \"size_bytes\": 49152, \"line_bytes\": 128, \"ways\": 4, \"hit_cycles\": 60}, with `caches` that have an L1";
+        let config = match root.get("read_only") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) if s == "l1" => ReadOnlyConfig::SharesL1,
+            Some(v @ Value::Object(_)) => {
+                ReadOnlyConfig::Own(self.cache_level(v, "read_only", false)?)
+            }
+            Some(_) => {
+                return Err(self.invalid("read_only", "must be \"l1\" or a cache level", fix))
+            }
+        };
+        if !caches.iter().any(CacheLevelConfig::is_l1) {
+            return Err(self.invalid("read_only", "needs `caches` with a level named L1", fix));
+        }
+        Ok(Some(config))
     }
 
     fn optional_cycles(

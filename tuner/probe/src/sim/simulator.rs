@@ -1,8 +1,10 @@
 //! The simulated GPU: a [`MemorySystem`] answering from [`SimConfig`] through the cost models.
 
 use super::allocation::allocated;
-use super::cache::{chase_cycles as cache_chase_cycles, CacheGeometry};
-use super::config::SimConfig;
+use super::cache::{
+    chase_cycles as cache_chase_cycles, sharing_cycles, CacheGeometry, SharingPaths,
+};
+use super::config::{ReadOnlyConfig, SimConfig};
 use super::limits::{MAX_TLB_CHASE_LOADS, TLB_STEP_WEIGHT, WORK_BUDGET_STEPS};
 use super::model::KindModel;
 use super::noise::Noise;
@@ -218,6 +220,20 @@ impl Simulator {
                     .collect();
                 Ok((levels, miss))
             }
+            LoadPath::ReadOnly => {
+                let own = match &c.read_only {
+                    None => return Err(unsupported("read-only path model")),
+                    Some(ReadOnlyConfig::SharesL1) => None,
+                    Some(ReadOnlyConfig::Own(level)) => Some(level),
+                };
+                let (mut levels, miss) = self.cache_levels(LoadPath::L1, carveout)?;
+                if let Some(level) = own {
+                    // Its own cache in place of the L1.
+                    levels[self.l1_index().unwrap_or(0)] =
+                        CacheGeometry::new(level, level.size_bytes);
+                }
+                Ok((levels, miss))
+            }
             LoadPath::L1 | LoadPath::L2 => {
                 let miss = c
                     .dram_cycles
@@ -237,6 +253,33 @@ impl Simulator {
                 Ok((levels, miss))
             }
         }
+    }
+
+    /// Where the L1 is among the data caches (those of the L1 path).
+    fn l1_index(&self) -> Option<usize> {
+        self.config.caches.iter().position(|l| l.is_l1())
+    }
+
+    /// Checks a cache chase's ring: a positive stride and footprint, at most
+    /// `max_chase_elements` elements; returns the element count.
+    fn ring_elements(&self, stride: u64, footprint: u64) -> Result<u64, BackendError> {
+        if stride == 0 || footprint == 0 {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a chase needs a positive stride and footprint (got {stride} and {footprint})"
+                ),
+            });
+        }
+        let elements = (footprint / stride).max(1);
+        if elements > self.config.max_chase_elements {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a ring of {elements} elements ({footprint} bytes at stride {stride}) exceeds the {} elements a chase may have",
+                    self.config.max_chase_elements
+                ),
+            });
+        }
+        Ok(elements)
     }
 
     /// Cycles per load of one chase, before noise; also counts its cost.
@@ -394,22 +437,7 @@ impl MemorySystem for Simulator {
     ) -> Result<f64, BackendError> {
         let (levels, miss_cycles) = self.cache_levels(path, carveout)?;
         self.check_faults(FaultSection::Caches)?;
-        if stride_bytes == 0 || footprint_bytes == 0 {
-            return Err(BackendError::Launch {
-                message: format!(
-                    "a chase needs a positive stride and footprint (got {stride_bytes} and {footprint_bytes})"
-                ),
-            });
-        }
-        let elements = (footprint_bytes / stride_bytes).max(1);
-        if elements > self.config.max_chase_elements {
-            return Err(BackendError::Launch {
-                message: format!(
-                    "a ring of {elements} elements ({footprint_bytes} bytes at stride {stride_bytes}) exceeds the {} elements a chase may have",
-                    self.config.max_chase_elements
-                ),
-            });
-        }
+        let elements = self.ring_elements(stride_bytes, footprint_bytes)?;
         if path == LoadPath::Constant && footprint_bytes > CONSTANT_BANK_BYTES {
             return Err(BackendError::Launch {
                 message: format!(
@@ -426,6 +454,53 @@ impl MemorySystem for Simulator {
         let (cycles, steps) = cache_chase_cycles(&levels, miss_cycles, stride_bytes, elements);
         self.stats.work_steps = self.stats.work_steps.saturating_add(steps);
         Ok(self.noise.apply(cycles))
+    }
+
+    /// The sharing test replayed through one cache state: the `.ca` ring through the L1
+    /// path's levels, the read-only ring through the read-only path's (its own cache in
+    /// the L1's place, or the L1 itself).
+    fn cache_sharing(
+        &mut self,
+        other: LoadPath,
+        stride_bytes: u64,
+        l1_footprint: u64,
+        other_footprint: u64,
+    ) -> Result<(f64, f64), BackendError> {
+        if other != LoadPath::ReadOnly {
+            return Err(BackendError::Unsupported {
+                what: format!("a sharing test of the {other:?} path"),
+            });
+        }
+        self.cache_levels(LoadPath::ReadOnly, Carveout::Default)?;
+        let (mut levels, miss_cycles) = self.cache_levels(LoadPath::L1, Carveout::Default)?;
+        self.check_faults(FaultSection::Caches)?;
+        let n = self.ring_elements(stride_bytes, l1_footprint)?;
+        let m = self.ring_elements(stride_bytes, other_footprint)?;
+        // A read-only cache of its own goes first: the `.ca` ring skips it, the read-only
+        // ring skips the L1 (one place further on).
+        let own = match &self.config.read_only {
+            Some(ReadOnlyConfig::Own(level)) => {
+                levels.insert(0, CacheGeometry::new(level, level.size_bytes));
+                true
+            }
+            _ => false,
+        };
+        let l1 = self.l1_index().unwrap_or(0) + 1;
+        let ca = |i: usize| !own || i != 0;
+        let ro = |i: usize| !own || i != l1;
+        self.check_budget(2 * (n + m))?;
+        self.stats.chase_calls += crate::metered::SHARING_LAUNCHES;
+        self.stats.loads +=
+            crate::metered::sharing_loads(stride_bytes, l1_footprint, other_footprint);
+        let paths = SharingPaths {
+            l1: &ca,
+            other: &ro,
+        };
+        let other = (m, crate::metered::SHARING_OTHER_PASSES);
+        let ((before, after), steps) =
+            sharing_cycles(&levels, miss_cycles, paths, stride_bytes, n, other);
+        self.stats.work_steps = self.stats.work_steps.saturating_add(steps);
+        Ok((self.noise.apply(before), self.noise.apply(after)))
     }
 
     fn max_chase_elements(&self) -> u64 {

@@ -1,0 +1,188 @@
+//! HP-RDA's adjustment applied to the GPU form's dense counts (index = distance) on every
+//! core: the same histogram as [`Totals::histogram`] over the same counts, without turning
+//! tens of millions of counts into pairs first. Each adjustment maps distances
+//! monotonically (formula 2 above `M`, the overlap correction everywhere), so slices of
+//! the counts are mapped on their own and their outputs laid end to end.
+
+use super::hprda_adjust::{overlap_of, Adjust, Totals};
+use super::{Distances, Histogram};
+
+/// Counts shorter than this many per core are mapped on one thread.
+const SLICE: usize = 1 << 18;
+
+impl Totals {
+    /// [`Totals::histogram`] of dense counts: `local[d]` references at distance `d` inside
+    /// sub-traces, `cross[d]` across them.
+    pub fn histogram_dense(&self, local: &[u32], cross: &[u32], adjust: Adjust) -> Histogram {
+        let m = self.distinct;
+        let local = Distances::from_dense(local);
+        let adjusted = match adjust {
+            Adjust::None => Distances::from_dense(cross),
+            Adjust::Seed if self.thread_counts == 0 => Distances::from_dense(cross),
+            Adjust::Seed => {
+                // Formula 2 scales the distances above M; those up to M stay.
+                let ef = m as f64 / self.thread_counts as f64;
+                let split = usize::try_from(m.saturating_add(1))
+                    .map_or(cross.len(), |s| s.min(cross.len()));
+                let kept = Distances::from_dense(&cross[..split]);
+                let scaled = map_slices(&cross[split..], |first, slice| {
+                    let pairs = nonzero(slice, (split + first) as u64);
+                    Distances::from_ascending(
+                        pairs.map(|(d, n)| ((d as f64 * ef).round() as u64, n)),
+                    )
+                });
+                kept.merge(&scaled)
+            }
+            Adjust::Overlap => overlap_dense(cross, self.thread_counts, m),
+        };
+        let repeats = Distances::from_ascending([(0, self.repeats)]);
+        self.finish(local.merge(&adjusted).merge(&repeats))
+    }
+}
+
+/// The overlap correction of dense cross counts: each distance `D` less
+/// `(D · below − sum) / S`, `below` and `sum` the count and total length (`l + 1` each) of
+/// the distances `l ≤ D − 2`, rounded, at most `M − 1` (`hprda_adjust::overlap`, whose
+/// integer sums these are, so both give the same histogram). Each slice starts from the
+/// totals of the slices before it.
+fn overlap_dense(cross: &[u32], s: u64, m: u64) -> Distances {
+    let slice = slice_len(cross.len());
+    let term = |l: usize| {
+        let n = u64::from(cross[l]);
+        (n, (l as u64 + 1) * n)
+    };
+    // Totals of each slice: references and their lengths.
+    let totals: Vec<(u64, u64)> = cross
+        .chunks(slice)
+        .enumerate()
+        .map(|(i, c)| {
+            (0..c.len()).fold((0, 0), |(b, l), j| {
+                let (n, len) = term(i * slice + j);
+                (b + n, l + len)
+            })
+        })
+        .collect();
+    map_slices(cross, |first, c| {
+        // The distances l ≤ first − 2: every slice before, less the last distance of the
+        // one just before.
+        let (mut below, mut sum) = totals[..first / slice]
+            .iter()
+            .fold((0u64, 0u64), |(b, l), &(tb, tl)| (b + tb, l + tl));
+        if let Some(last) = first.checked_sub(1) {
+            let (n, len) = term(last);
+            below -= n;
+            sum -= len;
+        }
+        let mut out = Vec::new();
+        for (j, &n) in c.iter().enumerate() {
+            let d = first + j;
+            if n > 0 {
+                out.push((overlap_of(d as u64, below, sum, s, m), u64::from(n)));
+            }
+            // From D = d + 1 on, distance d − 1 counts too.
+            if let Some(l) = d.checked_sub(1) {
+                let (n, len) = term(l);
+                below += n;
+                sum += len;
+            }
+        }
+        Distances::from_ascending(out)
+    })
+}
+
+/// The nonzero counts of `dense` as `(distance, count)`, `base` the distance of its first.
+fn nonzero(dense: &[u32], base: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    dense
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > 0)
+        .map(move |(d, &n)| (base + d as u64, u64::from(n)))
+}
+
+/// Slice length for `len` counts over the cores.
+fn slice_len(len: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    len.div_ceil(cores.min(len / SLICE).max(1)).max(1)
+}
+
+/// `f(first, slice)` over slices of `dense` on every core, each giving ascending
+/// distances that are no larger than the next slice's, laid end to end (a distance at the
+/// seam of two slices added up).
+fn map_slices<F>(dense: &[u32], f: F) -> Distances
+where
+    F: Fn(usize, &[u32]) -> Distances + Sync,
+{
+    let slice = slice_len(dense.len());
+    let parts: Vec<Distances> = std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = dense
+            .chunks(slice)
+            .enumerate()
+            .map(|(i, c)| s.spawn(move || f(i * slice, c)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    // Adjacent parts share at most their seam distance; merging handles even that.
+    parts
+        .iter()
+        .fold(Distances::default(), |acc, p| acc.merge(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts with gaps and runs, long enough to be cut into slices on two cores.
+    fn counts(len: usize, seed: u64) -> Vec<u32> {
+        let mut x = seed;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x % 3 == 0 {
+                    0
+                } else {
+                    (x % 50) as u32
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dense_counts_give_the_pairs_histogram_for_every_adjustment() {
+        let local = counts(2048, 3);
+        for (len, m, s) in [
+            (3 * SLICE + 77, 900_000u64, 2_000_000u64),
+            (5000, 1200, 9000),
+        ] {
+            let cross = counts(len, 11);
+            let totals = Totals {
+                references: 10_000_000,
+                repeats: 17,
+                distinct: m,
+                thread_counts: s,
+            };
+            for adjust in [Adjust::Seed, Adjust::Overlap, Adjust::None] {
+                let pairs = totals.histogram(nonzero(&local, 0), nonzero(&cross, 0), adjust);
+                let dense = totals.histogram_dense(&local, &cross, adjust);
+                assert_eq!(dense, pairs, "{adjust:?} over {len} counts");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_counts_give_only_the_repeats() {
+        let totals = Totals {
+            references: 5,
+            repeats: 5,
+            distinct: 1,
+            thread_counts: 1,
+        };
+        let h = totals.histogram_dense(&[], &[], Adjust::Overlap);
+        assert_eq!(h.exact, Distances::from([(0, 5)]));
+    }
+}
