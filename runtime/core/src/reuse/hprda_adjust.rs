@@ -163,7 +163,11 @@ fn overlap(cross: &[(u64, u64)], s: u64, m: u64) -> impl Iterator<Item = (u64, u
 /// every one shorter than `d`), rounded, within `0..M`. The sums are exact integers, so the
 /// pairs and the dense forms round alike.
 pub(super) fn overlap_of(d: u64, below: u64, sum: u64, s: u64, m: u64) -> u64 {
-    let over = (u128::from(d) * u128::from(below)).saturating_sub(u128::from(sum)) as f64;
+    // In u64 where the product fits (every trace of fewer than 2^32 references), else u128.
+    let over = match d.checked_mul(below) {
+        Some(p) => p.saturating_sub(sum) as f64,
+        None => (u128::from(d) * u128::from(below)).saturating_sub(u128::from(sum)) as f64,
+    };
     let top = m.saturating_sub(1) as f64;
     (d as f64 - over / s.max(1) as f64).clamp(0.0, top).round() as u64
 }

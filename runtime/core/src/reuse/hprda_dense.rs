@@ -52,16 +52,12 @@ fn overlap_dense(cross: &[u32], s: u64, m: u64) -> Distances {
         (n, (l as u64 + 1) * n)
     };
     // Totals of each slice: references and their lengths.
-    let totals: Vec<(u64, u64)> = cross
-        .chunks(slice)
-        .enumerate()
-        .map(|(i, c)| {
-            (0..c.len()).fold((0, 0), |(b, l), j| {
-                let (n, len) = term(i * slice + j);
-                (b + n, l + len)
-            })
+    let totals = par_slices(cross, slice, |first, c| {
+        (0..c.len()).fold((0u64, 0u64), |(b, l), j| {
+            let (n, len) = term(first + j);
+            (b + n, l + len)
         })
-        .collect();
+    });
     map_slices(cross, |first, c| {
         // The distances l ≤ first − 2: every slice before, less the last distance of the
         // one just before.
@@ -73,11 +69,16 @@ fn overlap_dense(cross: &[u32], s: u64, m: u64) -> Distances {
             below -= n;
             sum -= len;
         }
-        let mut out = Vec::new();
+        // Adjusted distances ascend: equal ones are added up as they come.
+        let mut out: Vec<(u64, u64)> = Vec::new();
         for (j, &n) in c.iter().enumerate() {
             let d = first + j;
             if n > 0 {
-                out.push((overlap_of(d as u64, below, sum, s, m), u64::from(n)));
+                let a = overlap_of(d as u64, below, sum, s, m);
+                match out.last_mut() {
+                    Some(last) if last.0 == a => last.1 += u64::from(n),
+                    _ => out.push((a, u64::from(n))),
+                }
             }
             // From D = d + 1 on, distance d − 1 counts too.
             if let Some(l) = d.checked_sub(1) {
@@ -105,18 +106,17 @@ fn slice_len(len: usize) -> usize {
     len.div_ceil(cores.min(len / SLICE).max(1)).max(1)
 }
 
-/// `f(first, slice)` over slices of `dense` on every core, each giving ascending
-/// distances that are no larger than the next slice's, laid end to end (a distance at the
-/// seam of two slices added up).
-fn map_slices<F>(dense: &[u32], f: F) -> Distances
+/// `f(first, slice)` over slices of `dense` of `slice` counts each, on every core, in
+/// order.
+fn par_slices<T, F>(dense: &[u32], slice: usize, f: F) -> Vec<T>
 where
-    F: Fn(usize, &[u32]) -> Distances + Sync,
+    T: Send,
+    F: Fn(usize, &[u32]) -> T + Sync,
 {
-    let slice = slice_len(dense.len());
-    let parts: Vec<Distances> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let f = &f;
         let handles: Vec<_> = dense
-            .chunks(slice)
+            .chunks(slice.max(1))
             .enumerate()
             .map(|(i, c)| s.spawn(move || f(i * slice, c)))
             .collect();
@@ -124,11 +124,30 @@ where
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
-    });
-    // Adjacent parts share at most their seam distance; merging handles even that.
-    parts
-        .iter()
-        .fold(Distances::default(), |acc, p| acc.merge(p))
+    })
+}
+
+/// `f(first, slice)` over slices of `dense` on every core, each giving ascending
+/// distances no larger than the next slice's, laid end to end: one copy, a distance at the
+/// seam of two slices added up.
+fn map_slices<F>(dense: &[u32], f: F) -> Distances
+where
+    F: Fn(usize, &[u32]) -> Distances + Sync,
+{
+    let parts = par_slices(dense, slice_len(dense.len()), f);
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(parts.iter().map(Distances::len).sum());
+    for part in &parts {
+        let mut rest = part.as_slice();
+        if let (Some(last), Some(&(d, n))) = (out.last_mut(), rest.first()) {
+            if last.0 == d {
+                last.1 += n;
+                rest = &rest[1..];
+            }
+        }
+        out.extend_from_slice(rest);
+    }
+    // Ascending by construction; `from_ascending` only checks it (and sorts if not).
+    Distances::from_ascending(out)
 }
 
 #[cfg(test)]
