@@ -78,6 +78,43 @@ impl Distances {
         Distances::merge_slices(&self.0, &other.0)
     }
 
+    /// Pairs already ascending and distinct with no zero count, kept as they are (checked
+    /// in one pass; pairs that are not are sorted after all).
+    pub fn from_vec(v: Vec<(u64, u64)>) -> Distances {
+        let sorted = v.windows(2).all(|w| w[0].0 < w[1].0) && v.iter().all(|&(_, n)| n > 0);
+        if sorted {
+            Distances(v)
+        } else {
+            v.into_iter().collect()
+        }
+    }
+
+    /// Every part's distances (each ascending and distinct), the counts of a distance in
+    /// several added: one pass and one allocation, however many parts.
+    pub fn merge_all(parts: &[&[(u64, u64)]]) -> Distances {
+        let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        let mut at = vec![0usize; parts.len()];
+        loop {
+            let next = parts
+                .iter()
+                .zip(&at)
+                .filter_map(|(p, &i)| p.get(i).map(|&(d, _)| d))
+                .min();
+            let Some(d) = next else { break };
+            let mut n = 0;
+            for (p, i) in parts.iter().zip(at.iter_mut()) {
+                if let Some(&(pd, pn)) = p.get(*i) {
+                    if pd == d {
+                        n += pn;
+                        *i += 1;
+                    }
+                }
+            }
+            out.push((d, n));
+        }
+        Distances(out)
+    }
+
     /// [`Distances::merge`] of two slices of ascending, distinct distances.
     pub fn merge_slices(a: &[(u64, u64)], b: &[(u64, u64)]) -> Distances {
         let mut out = Vec::with_capacity(a.len() + b.len());
@@ -270,6 +307,16 @@ mod tests {
             Distances::from([(0, 5), (1, 1), (4, 3), (9, 1), (10, 1)])
         );
         assert_eq!(a.merge(&Distances::default()), a);
+        let all = Distances::merge_all(&[a.as_slice(), b.as_slice(), &[(4, 10)]]);
+        assert_eq!(
+            all,
+            Distances::from([(0, 5), (1, 1), (4, 13), (9, 1), (10, 1)])
+        );
+        assert_eq!(Distances::merge_all(&[]), Distances::default());
+        assert_eq!(
+            Distances::from_vec(vec![(3, 1), (1, 1)]),
+            Distances::from([(1, 1), (3, 1)])
+        );
     }
 
     #[test]

@@ -16,9 +16,19 @@ impl Totals {
     pub fn histogram_dense(&self, local: &[u32], cross: &[u32], adjust: Adjust) -> Histogram {
         let m = self.distinct;
         let local = Distances::from_dense(local);
-        let adjusted = match adjust {
-            Adjust::None => Distances::from_dense(cross),
-            Adjust::Seed if self.thread_counts == 0 => Distances::from_dense(cross),
+        let repeats = [(0, self.repeats)];
+        let repeats = &repeats[..usize::from(self.repeats > 0)];
+        let exact = match adjust {
+            Adjust::None => Distances::merge_all(&[
+                local.as_slice(),
+                Distances::from_dense(cross).as_slice(),
+                repeats,
+            ]),
+            Adjust::Seed if self.thread_counts == 0 => Distances::merge_all(&[
+                local.as_slice(),
+                Distances::from_dense(cross).as_slice(),
+                repeats,
+            ]),
             Adjust::Seed => {
                 // Formula 2 scales the distances above M; those up to M stay.
                 let ef = m as f64 / self.thread_counts as f64;
@@ -31,12 +41,19 @@ impl Totals {
                         pairs.map(|(d, n)| ((d as f64 * ef).round() as u64, n)),
                     )
                 });
-                kept.merge(&scaled)
+                Distances::merge_all(&[
+                    local.as_slice(),
+                    kept.as_slice(),
+                    scaled.as_slice(),
+                    repeats,
+                ])
             }
-            Adjust::Overlap => overlap_dense(cross, self.thread_counts, m),
+            Adjust::Overlap => {
+                let adjusted = overlap_dense(cross, self.thread_counts, m);
+                Distances::merge_all(&[local.as_slice(), adjusted.as_slice(), repeats])
+            }
         };
-        let repeats = Distances::from_ascending([(0, self.repeats)]);
-        self.finish(local.merge(&adjusted).merge(&repeats))
+        self.finish(exact)
     }
 }
 
@@ -146,8 +163,8 @@ where
         }
         out.extend_from_slice(rest);
     }
-    // Ascending by construction; `from_ascending` only checks it (and sorts if not).
-    Distances::from_ascending(out)
+    // Ascending by construction; `from_vec` only checks it (and sorts if not).
+    Distances::from_vec(out)
 }
 
 #[cfg(test)]
