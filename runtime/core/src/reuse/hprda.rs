@@ -15,7 +15,7 @@
 //!    launches too): the uses of an item in sub-traces `i < j`, absent in between, are
 //!    `latest_i + Σ count[k] (i < k < j) + first_j` apart (formula 1). Distinct items seen
 //!    in several sub-traces are counted once per sub-trace, so this over-estimates.
-//! 5. Adjustment, once the trace ends ([`super::hprda_adjust`]): the seed's formula 2/3
+//! 5. Adjustment, once the trace ends ([`Totals::histogram`]): the seed's formula 2/3
 //!    (every distance above `M`, the distinct items of the whole trace, becomes
 //!    `distance × ef` with the effective factor `ef = M / Σ count` over every sub-trace),
 //!    or an estimate of the over-count itself, or none.
