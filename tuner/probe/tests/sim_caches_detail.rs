@@ -244,9 +244,9 @@ fn a_quick_probe_skips_the_l2_line_and_the_read_only_path() {
 
 #[test]
 fn profiles_without_the_new_fields_load_validate_and_keep_their_digest() {
-    // An H100 profile written before these fields (benchmarks/results), as stored.
+    // An H100 profile written before these fields, as stored.
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../benchmarks/results/h100/probe/profile-d025026c-3.json");
+        .join("../../tests/fixtures/h100/GPU-d025026c-00ee-9636-7524-c16c4c46bb4d.json");
     let bytes = std::fs::read(&path).unwrap();
     let text = String::from_utf8(bytes.clone()).unwrap();
     assert!(!text.contains("size_is_lower_bound") && !text.contains("read_only"));

@@ -1,5 +1,5 @@
 //! `cargo tune bench reuse`: every reuse-distance mode on one generated trace, in one run,
-//! against issue 20's targets. The trace (`--refs` references, the first `--distinct` of
+//! against the targets docs/reuse.md lists. The trace (`--refs` references, the first `--distinct` of
 //! them each item once, the rest uniform over those items: no locality, the hardest case
 //! for the merges) is held in host memory; `exact-cpu` (one thread) gives the reference
 //! histogram and time; `exact-gpu` and `hp-rda-gpu` run [`GPU_RUNS`] times each, from the
@@ -37,7 +37,7 @@ const MRC_POINTS: u64 = 100;
 /// HP-RDA's adjustments the bench runs: the seed's formula 2 and the overlap correction.
 const ADJUSTMENTS: [Adjust; 2] = [Adjust::Seed, Adjust::Overlap];
 
-/// Issue 20's targets, scaled to the trace where they name a time.
+/// The targets (docs/reuse.md), scaled to the trace where they name a time.
 const EXACT_CPU_MIN_RATE: f64 = 6e6;
 const EXACT_GPU_MIN_SPEEDUP: f64 = 100.0;
 const EXACT_GPU_SECONDS_PER_1E8: f64 = 0.15;

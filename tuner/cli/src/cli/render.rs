@@ -380,11 +380,13 @@ mod dram_tests {
 mod detail_tests {
     use super::*;
 
-    /// The H100 probe of issue 19 item 4: a constant L1.5 and a read-only path that shares
-    /// the L1.
+    /// An H100 profile with a constant L1.5 (a lower-bound size) and a read-only path that
+    /// shares the L1.
     #[test]
     fn a_lower_bound_and_the_read_only_sharing_are_shown() {
-        let text = include_str!("../../../../benchmarks/results/h100/probe/profile-76c63882.json");
+        let text = include_str!(
+            "../../../../tests/fixtures/h100/GPU-76c63882-6b9d-28c9-45fe-ef2d0742715d.json"
+        );
         let p: Profile = serde_json::from_str(text).expect("the H100 profile");
         let shown = profile(&p);
         let line = |name: &str| {
