@@ -385,7 +385,7 @@ mod detail_tests {
     #[test]
     fn a_lower_bound_and_the_read_only_sharing_are_shown() {
         let text = include_str!(
-            "../../../../tests/fixtures/h100/GPU-76c63882-6b9d-28c9-45fe-ef2d0742715d.json"
+            "../../../../tests/fixtures/h100-detail/GPU-76c63882-6b9d-28c9-45fe-ef2d0742715d.json"
         );
         let p: Profile = serde_json::from_str(text).expect("the H100 profile");
         let shown = profile(&p);
