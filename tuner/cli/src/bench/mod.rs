@@ -430,6 +430,7 @@ fn finish<W: Workload>(
     checks.push(sweep::check_not_slower(&rows));
     checks.push(targets::plan_check(&rows));
     checks.extend(targets::autotune_checks(&rows));
+    checks.extend(targets::gain_check(W::NAME, &rows));
     if let Some(case) = W::bandwidth_case() {
         checks.push(sweep::check_bandwidth(&rows, &case, copy_gbs));
     }

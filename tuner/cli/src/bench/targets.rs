@@ -123,6 +123,76 @@ pub fn plan_check(rows: &[Row]) -> Check {
     )
 }
 
+/// The gain pinned memory's keys must keep: untuned over autotuned at least `ratio` on the
+/// pinned rows of `min_bytes..=max_bytes` (sampling regions, grouping tables).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PinnedGain {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub ratio: f64,
+}
+
+/// The pinned gain `workload` is held to: sampling at least 9x at 2-16 GiB, grouping at
+/// least 6x at 2-12 GiB tables; none for the others.
+pub fn pinned_gain(workload: &str) -> Option<PinnedGain> {
+    let (max_gib, ratio) = match workload {
+        "sampling" => (16, 9.0),
+        "grouping" => (12, 6.0),
+        _ => return None,
+    };
+    Some(PinnedGain {
+        min_bytes: 2 << 30,
+        max_bytes: max_gib << 30,
+        ratio,
+    })
+}
+
+/// Untuned over autotuned by the rounds' medians (each configuration's best round of runs
+/// of its own). The back-to-back pairs are for gaps of a few percent, where drift between
+/// rounds matters; a gain of 6-9x is not such a gap, and six pairs can catch a passing
+/// disturbance whole (an H100's 2 GiB zero-copy pick ran 4.6-5.0 ms in four pairs, then
+/// 3.5, as in every round).
+fn gain_by_medians(r: &Row) -> Option<f64> {
+    let a = r.autotuned.as_ref()?;
+    (a.median_ms > 0.0).then(|| r.untuned.median_ms / a.median_ms)
+}
+
+/// The pinned gain check over `rows`, or `None` where the workload has no such target or
+/// no row is in its range (a quick run, or `--sizes` without those sizes).
+pub fn gain_check(workload: &str, rows: &[Row]) -> Option<Check> {
+    let g = pinned_gain(workload)?;
+    let in_range: Vec<Row> = rows
+        .iter()
+        .filter(|r| r.pinned() && (g.min_bytes..=g.max_bytes).contains(&r.size_bytes))
+        .cloned()
+        .collect();
+    if in_range.is_empty() {
+        return None;
+    }
+    Some(check(
+        &format!(
+            "pinned {workload} keeps its gain (untuned/autotuned >= {:.0}x at {}-{} GiB)",
+            g.ratio,
+            g.min_bytes >> 30,
+            g.max_bytes >> 30
+        ),
+        &in_range,
+        |r| match gain_by_medians(r) {
+            None => Some(format!(
+                "{}: not autotuned: {}",
+                r.case,
+                r.autotune_error.as_deref().unwrap_or("?")
+            )),
+            Some(x) if x < g.ratio => Some(format!("{}: untuned/autotuned {x:.2}x", r.case)),
+            Some(_) => None,
+        },
+        format!(
+            "lowest untuned/autotuned {:.2}x by the rounds' medians",
+            worst(&in_range, gain_by_medians, false)
+        ),
+    ))
+}
+
 /// One row as the flat record the bench JSON's `table` holds.
 pub fn flat(workload: &str, r: &Row) -> Value {
     let a = r.autotuned.as_ref();

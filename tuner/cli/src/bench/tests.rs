@@ -267,3 +267,46 @@ fn a_partial_document_carries_the_header_and_says_it_is_incomplete() {
     assert_eq!(partial["errors"][0], json!("a case failed"));
     assert_eq!(doc(&header, &report, true)["complete"], json!(true));
 }
+
+#[test]
+fn the_pinned_gain_check_reads_rows_in_its_range_by_their_medians() {
+    let calls = RefCell::new(Vec::new());
+    let base = two_rounds(2, vec![], |c| fake(&calls, c)).unwrap();
+    let pinned = |gib: u64, pick_ms: f64| {
+        let mut r = base.clone();
+        r.case = format!("pinned {gib} GiB, 16 reads");
+        r.size_bytes = gib << 30;
+        r.untuned.median_ms = 30.0;
+        r.autotuned = Some(autotuned::Autotuned {
+            config: "scoped".into(),
+            median_ms: pick_ms,
+            spread_ms: 0.0,
+            candidates: vec!["1 pass".into(), "scoped".into()],
+            candidates_timed: 2,
+            tuning_ms: 1.0,
+            launches: 4,
+            cost_in_untuned: Some(4.0),
+            why: String::new(),
+            second_run_timed: false,
+            trials: vec![],
+            paired_untuned: None,
+            paired_best: None,
+        });
+        r
+    };
+    // 10x at 2 GiB meets 9x; 1 GiB and 24 GiB lie outside the range and do not count.
+    let rows = [pinned(1, 20.0), pinned(2, 3.0), pinned(24, 20.0)];
+    let c = targets::gain_check("sampling", &rows).unwrap();
+    assert!(c.met, "{c:?}");
+    // 7.5x misses sampling's 9x but meets grouping's 6x.
+    let rows = [pinned(2, 4.0)];
+    let c = targets::gain_check("sampling", &rows).unwrap();
+    assert!(!c.met && c.misses.len() == 1, "{c:?}");
+    assert!(targets::gain_check("grouping", &rows).unwrap().met);
+    // No pinned row in range, or no such target: no check.
+    assert!(targets::gain_check("sampling", &[pinned(1, 3.0)]).is_none());
+    assert!(targets::gain_check("stencil", &rows).is_none());
+    let mut device = pinned(4, 20.0);
+    device.case = "device 4 GiB, 1024 reads".into();
+    assert!(targets::gain_check("sampling", &[device]).is_none());
+}
