@@ -14,6 +14,10 @@ use super::infer_cache::{
 use super::robust::median;
 use memtune_core::profile::{CacheCurve, CacheCurveKind, CachePoint};
 
+/// A bisection point over the hit by this many standard deviations of the noise has
+/// overflowed: a small cache's first overflowing set shows.
+const MARGIN_SIGMAS: f64 = 5.0;
+
 /// The smallest stride of the line test: one pointer.
 const LINE_MIN_STRIDE: u64 = 8;
 const LINE_MAX_STRIDE: u64 = 1024;
@@ -45,6 +49,7 @@ impl PathProbe<'_> {
         stride: u64,
         below: f64,
         above: f64,
+        noise: f64,
     ) -> Result<Remeasured, BackendError> {
         let (lo, hi, next) = span;
         // Past any ramp (a way is at most the size), short of the next level.
@@ -56,7 +61,11 @@ impl PathProbe<'_> {
             s *= 2;
         }
         let Some(line) = line_from_strides(&by_stride, below) else {
-            return Ok((stride, below, above));
+            return Ok((
+                stride,
+                self.hit_now(stride, lo, (below, above), noise)?,
+                above,
+            ));
         };
         // The fit is pinned by these two: repeated more than the points between.
         let repeats = match lo / line {
@@ -69,6 +78,30 @@ impl PathProbe<'_> {
             self.median_of(line, lo, repeats)?,
             self.median_of(line, past, repeats)?,
         ))
+    }
+
+    /// The level's hit re-timed at `stride` over `lo` (its last footprint below the rise),
+    /// where it moved by more than the bisection's margin and still reads as a hit, else the
+    /// sweep's. The sweep's hit, timed many chases before, may no longer hold: an H100's L2
+    /// hit depends on the SM a one-block chase lands on (262-295 cycles), and one probe read
+    /// 272 in the sweep and 288 from the bisection on, which put every bisection point over
+    /// the threshold (a near L2 of 13.9 MiB for 24). Within the margin the sweep's hit, a
+    /// median of more chases, stays.
+    fn hit_now(
+        &mut self,
+        stride: u64,
+        lo: u64,
+        (below, above): (f64, f64),
+        noise: f64,
+    ) -> Result<f64, BackendError> {
+        let footprint = (lo / stride * stride).max(stride);
+        let again = self.median_of(stride, footprint, REPEATS)?;
+        let moved = (again - below).abs() > MARGIN_SIGMAS * noise * below;
+        Ok(if moved && again < (below + above) / 2.0 {
+            again
+        } else {
+            below
+        })
     }
 
     /// Step 2: the size of the level whose rise lies between footprints `lo` and `hi`.
@@ -85,12 +118,15 @@ impl PathProbe<'_> {
         let (lo, hi, _) = span;
         let long = lo / stride > self.long_elements();
         let (stride, below, above) = if long {
-            (stride, below, above)
+            (
+                stride,
+                self.hit_now(stride, lo, (below, above), noise)?,
+                above,
+            )
         } else {
-            self.ramp_stride(span, stride, below, above)?
+            self.ramp_stride(span, stride, below, above, noise)?
         };
-        // Five standard deviations: a small cache's first overflowing set shows.
-        let threshold = below * (1.0 + 5.0 * noise);
+        let threshold = below * (1.0 + MARGIN_SIGMAS * noise);
         // Bisection on multiples of the stride: `low` stays below the threshold.
         let (mut low, mut high) = (lo / stride * stride, hi.div_ceil(stride) * stride);
         let width = if self.quick { 16.0 } else { 1.0 } * LONG_BISECTION;

@@ -8,9 +8,11 @@
 #       it three times: each probe checks its pinned and managed levels against the one
 #       before), each followed by `cargo tune show`, then a `--quick` probe; then the benches
 #       named, on the third probe's profile
-#   MODE=bench WORKLOADS="stencil sampling" GROUPING="device pinned" [BIG=16GiB,32GiB] [REUSE=1] bash run.sh
+#   MODE=bench WORKLOADS="stencil sampling" GROUPING="device pinned" [GCASE=TEXT] [GSIZES=2GiB,12GiB]
+#     [BIG=16GiB,32GiB] [REUSE=1] bash run.sh
 #       `cargo tune bench` of each workload (probing first where this machine has no profile),
-#       then with REUSE=1 `cargo tune bench reuse` (10^8 references over 10^7 items)
+#       then with REUSE=1 `cargo tune bench reuse` (10^8 references over 10^7 items); GCASE
+#       and GSIZES pass `--case` and `--sizes` to the grouping benches
 # LIMIT (seconds, default 300) bounds each bench. Outputs are packed into $OUT/r-$MODE.tgz.
 set -u
 B="$(cd "$(dirname "$0")" && pwd)"
@@ -35,7 +37,7 @@ else
   export MEMTUNE_CACHE_DIR=/tmp/mt-1
   if ! ls /tmp/mt-1/GPU-*.json >/dev/null 2>&1; then mkdir -p /tmp/mt-1; ln -sfn /tmp/kcache /tmp/mt-1/kernels; step probe-b "$T" --json; cp /tmp/mt-1/GPU-*.json "$O/profile-b.json"; fi
   for w in ${WORKLOADS-stencil sampling}; do step bench-$w timeout ${LIMIT:-300} "$T" bench $w --json --out "$O/bench-$w"; done
-  [ -n "${GROUPING:-}" ] && for m in $GROUPING; do step bench-grouping-$m timeout ${LIMIT:-300} "$T" bench grouping --memory $m --json --out "$O/bench-grouping-$m"; done
+  [ -n "${GROUPING:-}" ] && for m in $GROUPING; do step bench-grouping-$m timeout ${LIMIT:-300} "$T" bench grouping --memory $m ${GCASE:+--case "$GCASE"} ${GSIZES:+--sizes "$GSIZES"} --json --out "$O/bench-grouping-$m"; done
   [ -n "${REUSE:-}" ] && step bench-reuse timeout ${LIMIT:-300} "$T" bench reuse --json --out "$O/bench-reuse"
   [ -n "${BIG:-}" ] && step bench-sampling-big timeout ${LIMIT:-300} "$T" bench sampling --memory pinned --sizes "$BIG" --json --out "$O/bench-sampling-big"
 fi
