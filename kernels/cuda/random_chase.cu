@@ -3,6 +3,11 @@
 // page or cache line, and times each dependent load on its own (the distribution mt4g
 // reports for main memory: mean, p50, p95).
 //
+// The same kernels measure what one DRAM miss brings into the L2 (its fetch granularity):
+// init given the identity order lays a chain out in address order at a small stride, the
+// evict kernel below reads the rest of the buffer (and never the chain's lines), and the
+// sample kernel then times each load of the chain from its first, cold node.
+//
 // No CUDA headers: NVRTC compiles this with only memtune_params.h.
 
 #include "memtune_params.h"
@@ -57,6 +62,32 @@ extern "C" __global__ void memtune_random_chase_flush(unsigned long long base,
         if (i % lines_per_node != 0) {
             sum += memtune_random_load_cg(base + i * line_bytes);
         }
+    }
+    if (sum == ~0ull) {
+        *sink = sum;
+    }
+}
+
+// Evicts the L2 by reading a region apart from the lines to evict: one word of every
+// `line_bytes` of [base, base + bytes), far more lines than an L2 holds, so that lines
+// written or read before (outside the region) are no longer cached. Nothing outside the
+// region is read: a chain that lies just before `base` stays uncached.
+//   base        device address of the region; 8-byte aligned
+//   bytes       the region's size; a partial last line is not read
+//   line_bytes  distance between the words read (one L2 line); a multiple of 8
+//   sink        written only if the loads sum to an impossible value: keeps the loads alive
+// Any grid shape works (grid-stride loop).
+extern "C" __global__ void memtune_random_chase_evict(unsigned long long base,
+                                                      unsigned long long bytes,
+                                                      unsigned long long line_bytes,
+                                                      unsigned long long* sink)
+{
+    unsigned long long lines = bytes / line_bytes;
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long sum = 0;
+    for (unsigned long long i = first; i < lines; i += threads) {
+        sum += memtune_random_load_cg(base + i * line_bytes);
     }
     if (sum == ~0ull) {
         *sink = sum;

@@ -89,7 +89,8 @@ pub mod cache_chase {
 }
 
 /// Main-memory latency distribution: one thread follows a randomly ordered pointer chain
-/// over a large device array and times each load on its own.
+/// over a large device array and times each load on its own. The same kernels, with the
+/// chain in address order and the L2 evicted around it, show the L2's fetch granularity.
 pub mod random_chase {
     use super::KernelSource;
 
@@ -104,13 +105,17 @@ pub mod random_chase {
     /// one block; `out` holds `samples + 1` words: the cycles of each timed hop, then the
     /// address reached.
     pub const SAMPLE: &str = "memtune_random_chase_sample";
+    /// `memtune_random_chase_evict(base: u64, bytes: u64, line_bytes: u64, sink: *mut u64)`:
+    /// reads one word of every `line_bytes` of `[base, base + bytes)` and nothing else, to
+    /// evict from L2 what lies outside that region (the L2 fetch test's chain).
+    pub const EVICT: &str = "memtune_random_chase_evict";
     /// Most hops one sample launch times (its shared-memory array).
     pub const MAX_SAMPLES: u32 = 2048;
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "random_chase.cu",
         source: include_str!("../cuda/random_chase.cu"),
-        entries: &[INIT, FLUSH, SAMPLE],
+        entries: &[INIT, FLUSH, SAMPLE, EVICT],
     };
 
     /// A random order of the nodes `0..count`, reproducible from `seed` (Fisher-Yates with

@@ -144,3 +144,54 @@ fn random_atomics_add_exactly_one_per_draw() {
     eprintln!("pinned, 1 MiB: {:.2} G atomics/s", rate / 1e9);
     assert!(gpu.random_atomic(MemoryKind::Managed, 1 << 20).is_err());
 }
+
+/// The L2's fetch from a cold chain in address order (`Gpu::cold_stride_samples`, as the
+/// cache probe runs it): prints each 32 B offset's median cycles and share of hits (a load
+/// under `HIT_SHARE` of its 128 B line's offset-0 load), then the fetch the probe infers,
+/// with the L2 hit latency from a chase of 1 MiB at 128 B.
+#[test]
+fn the_l2_fetch_shows_in_a_cold_stride_chain() {
+    if !gpu_tests_enabled("the_l2_fetch_shows_in_a_cold_stride_chain") {
+        return;
+    }
+    use memtune_probe::gpu::{Bounds, Gpu};
+    use memtune_probe::{Carveout, LoadPath, MemorySystem, FETCH_SAMPLES, FETCH_STRIDE};
+    let identity = memtune::device::identity(0).expect("GPU 0 identity");
+    let mut gpu = Gpu::open(0, identity, &Bounds::default()).expect("open GPU 0");
+    let l2_hit = MemorySystem::cache_chase(&mut gpu, LoadPath::L2, Carveout::Default, 128, 1 << 20)
+        .expect("an L2 chase");
+    let samples = gpu
+        .cold_stride_samples(FETCH_STRIDE, FETCH_SAMPLES)
+        .expect("the cold stride chain");
+    assert_eq!(samples.cycles.len(), FETCH_SAMPLES as usize);
+    let line = 128u64;
+    let per_line = (line / FETCH_STRIDE) as usize;
+    eprintln!("L2 hit {l2_hit:.0} cycles; cold stride chain at {FETCH_STRIDE} B:");
+    for k in 0..per_line {
+        let mut at: Vec<u64> = samples
+            .cycles
+            .iter()
+            .skip(k)
+            .step_by(per_line)
+            .copied()
+            .collect();
+        let hits = samples
+            .cycles
+            .chunks_exact(per_line)
+            .filter(|l| (l[k] as f64) < memtune_probe::HIT_SHARE * l[0] as f64)
+            .count();
+        at.sort_unstable();
+        eprintln!(
+            "  offset {:>3} B: median {} cycles, p10 {}, p90 {}, hits {:.1}%",
+            k as u64 * FETCH_STRIDE,
+            at[at.len() / 2],
+            at[at.len() / 10],
+            at[at.len() * 9 / 10],
+            100.0 * hits as f64 / (samples.cycles.len() / per_line) as f64
+        );
+    }
+    let fetch = memtune_probe::fetch_from_samples(&samples.cycles, FETCH_STRIDE, line, l2_hit);
+    eprintln!("fetch: {fetch:?}");
+    let fetch = fetch.unwrap_or_else(|e| panic!("no fetch: {e}"));
+    assert!([32, 64, 128].contains(&fetch), "{fetch}");
+}

@@ -38,10 +38,13 @@ pub enum Carveout {
 pub const TIMED_LOADS_CAP: u64 = 2048;
 
 /// What [`MemorySystem::random_chase_samples`] measured: the cycles of each timed load of a
-/// chain of `footprint_bytes / stride_bytes` nodes visited in a random order.
+/// chain of `footprint_bytes / stride_bytes` nodes visited in a random order; or what
+/// [`MemorySystem::cold_stride_samples`] measured, the nodes visited in address order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RandomChaseSamples {
+    /// The bytes the chain spans.
     pub footprint_bytes: u64,
+    /// The distance between nodes.
     pub stride_bytes: u64,
     /// One per timed load, in walk order.
     pub cycles: Vec<u64>,
@@ -175,6 +178,24 @@ pub trait MemorySystem {
         let _ = (warm, samples);
         Err(BackendError::Unsupported {
             what: format!("{} has no main-memory latency model", self.name()),
+        })
+    }
+    /// What one DRAM miss brings into the L2 (its fetch granularity), as loads: one thread
+    /// walks a chain of `samples` nodes in ADDRESS ORDER, `stride_bytes` apart from a
+    /// line-aligned start (node `k` points to node `k + 1`), over memory that was evicted
+    /// from the L2 just before (the chain's own lines are not read by the eviction), and
+    /// times each dependent load (`ld.global.cg`) on its own, with no untimed hop: load `i`
+    /// reads the node at `i * stride_bytes` from the start, so the first load of each line
+    /// misses and the others hit where an earlier miss brought their bytes in. Systems
+    /// without such a model answer [`BackendError::Unsupported`].
+    fn cold_stride_samples(
+        &mut self,
+        stride_bytes: u64,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        let _ = (stride_bytes, samples);
+        Err(BackendError::Unsupported {
+            what: format!("{} has no L2 fetch model", self.name()),
         })
     }
 }

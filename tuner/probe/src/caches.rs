@@ -1,10 +1,11 @@
 //! [`probe_caches`]: the whole cache probe over a [`MemorySystem`] — the L2 path, the L1
 //! path at both carveouts, the constant path (and the level behind its last sized one),
-//! the read-only path (and whether it shares the L1) and shared memory — into a profile
-//! section.
+//! the read-only path (and whether it shares the L1), shared memory, the main-memory
+//! latency distribution and the L2's fetch granularity — into a profile section.
 
 use super::backend::{BackendError, Carveout, LoadPath, MemorySystem};
 use super::cache_constant::constant_plateau;
+use super::cache_fetch::measure_l2_fetch;
 use super::cache_read_only::{probe_read_only, test_sharing};
 use super::cache_sweep::{probe_path, PathOutcome};
 use super::metered::{Counters, Metered};
@@ -36,7 +37,8 @@ pub struct CacheProbeResult {
     /// Loads walked: warm-up walks plus timed loads.
     pub loads: u64,
     /// Parts left out without failing the section (the main-memory latency distribution,
-    /// the read-only path, the constant level past the sized ones, the L2's line).
+    /// the read-only path, the constant level past the sized ones, the L2's line and its
+    /// fetch).
     pub warnings: Vec<String>,
 }
 
@@ -60,6 +62,11 @@ pub fn probe_caches(
     let section = match run(&mut meter, options, progress, &counters, &mut warnings) {
         Ok(Some(mut h)) => {
             h.dram_latency_distribution = dram_distribution(&mut meter, &mut warnings);
+            // The L2's fetch (`cache_fetch.rs`) needs its line, which a quick probe leaves
+            // unknown past a large L2, so a quick probe skips it everywhere.
+            if !options.quick {
+                measure_l2_fetch(&mut meter, &mut h, &mut warnings);
+            }
             Section::Measured(h)
         }
         Ok(None) => Section::not_measured(format!(

@@ -13,6 +13,7 @@ pub mod sim;
 
 mod backend;
 mod cache_constant;
+mod cache_fetch;
 mod cache_read_only;
 mod cache_sweep;
 mod cache_sweep_l2line;
@@ -42,6 +43,10 @@ mod sweep;
 pub use backend::{
     BackendError, Carveout, LoadPath, MemorySystem, RandomChaseSamples, CONSTANT_BANK_BYTES,
     TIMED_LOADS_CAP,
+};
+pub use cache_fetch::{
+    fetch_from_samples, NoFetch, AGREE, FETCH_SAMPLES, FETCH_STRIDE, HIT_SHARE, MIN_FETCH,
+    MIN_LINES, MISS_OVER_HIT, OFFSET_SHARE,
 };
 pub use caches::{probe_caches, CacheProbeResult};
 pub use cancel::Cancel;

@@ -195,6 +195,20 @@ impl MemorySystem for Metered<'_> {
         }
         result
     }
+
+    fn cold_stride_samples(
+        &mut self,
+        stride_bytes: u64,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        self.go_on()?;
+        let result = self.inner.cold_stride_samples(stride_bytes, samples);
+        if result.is_ok() {
+            let c = self.counters;
+            c.loads.set(c.loads.get() + u64::from(samples));
+        }
+        result
+    }
 }
 
 /// Launches of one sharing test ([`MemorySystem::cache_sharing`]): without, then with, the

@@ -14,7 +14,9 @@ use crate::profile::{CacheCarveout, CachePath, MemoryKind, Profile, Section};
 pub const ASSUMED_LINE_BYTES: u64 = 128;
 /// What an L2 miss fills where the profile does not say: 64 bytes, two 32-byte sectors
 /// (HBM's access; past the L2, the profile's chases at 64 and 128 B strides cost the same,
-/// so a miss does not fill the line's other half). docs/calibration.md.
+/// so a miss does not fill the line's other half). docs/calibration.md. Where the level
+/// has a measured `fetch_bytes` (the probe's cold stride test of the `L2` level,
+/// docs/profile.md), that value wins and this one is not used.
 pub const L2_FILL_BYTES: u64 = 64;
 /// Below this hit ratio a TLB level is miss-heavy and a scope is suggested.
 pub const MISS_HEAVY_HIT_RATIO: f64 = 0.9;

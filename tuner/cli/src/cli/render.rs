@@ -414,4 +414,38 @@ mod detail_tests {
             "{summary:?}"
         );
     }
+
+    /// The L2's fetch (the cold stride test), where measured, is shown beside its line as
+    /// the L1's is, and the profile with it passes the profile's rules.
+    #[test]
+    fn the_l2_fetch_is_shown_beside_its_line() {
+        let text = include_str!(
+            "../../../../tests/fixtures/h100-detail/GPU-76c63882-6b9d-28c9-45fe-ef2d0742715d.json"
+        );
+        let mut p: Profile = serde_json::from_str(text).expect("the H100 profile");
+        let Section::Measured(h) = &mut p.caches else {
+            panic!("the fixture's caches are measured");
+        };
+        let l2 = h
+            .levels
+            .iter_mut()
+            .find(|l| l.name == "L2")
+            .expect("an L2 level");
+        assert_eq!((l2.line_bytes, l2.fetch_bytes), (Some(128), None));
+        l2.fetch_bytes = Some(64);
+        memtune_core::validate::validate(&p).expect("a valid profile");
+        let shown = profile(&p);
+        let line = shown
+            .lines()
+            .find(|l| l.trim_start().starts_with("L2 ") && l.contains(" l2 "))
+            .unwrap_or_else(|| panic!("no L2 cache line in {shown}"));
+        assert!(line.contains("128 bytes (64 bytes fetch)"), "{line}");
+        let summary = super::super::probe::cache_summary(&p);
+        assert!(
+            summary
+                .iter()
+                .any(|l| l.starts_with("L2 (") && l.contains("line 128 bytes (64 bytes fetch)")),
+            "{summary:?}"
+        );
+    }
 }

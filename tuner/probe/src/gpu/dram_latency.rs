@@ -16,7 +16,7 @@ pub const FOOTPRINT_BYTES: u64 = 1 << 30;
 /// Bytes between nodes: each hop lands on another DRAM row and cache line.
 pub const STRIDE_BYTES: u64 = 1 << 10;
 /// The granule the eviction read touches: one L2 line.
-const LINE_BYTES: u64 = 128;
+pub(super) const LINE_BYTES: u64 = 128;
 /// The seed of the chain's order, fixed so that every probe walks the same chain.
 const ORDER_SEED: u64 = 0x6d65_6d74_756e_6521;
 /// Threads per block of the grid-stride kernels, and most blocks of one.
@@ -29,7 +29,8 @@ pub fn footprint(free: u64) -> u64 {
     FOOTPRINT_BYTES.min(free / 4) / STRIDE_BYTES * STRIDE_BYTES
 }
 
-fn grid(items: u64) -> LaunchConfig {
+/// A grid-stride launch over `items`: one thread each, up to `MAX_BLOCKS` blocks.
+pub(super) fn grid(items: u64) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (
             items.div_ceil(u64::from(BLOCK)).clamp(1, MAX_BLOCKS) as u32,
@@ -71,7 +72,7 @@ impl Gpu {
                     u32::MAX
                 ))
             })?;
-        let [init, flush, sample]: [CudaFunction; 3] = self
+        let [init, flush, sample, _evict]: [CudaFunction; 4] = self
             .context
             .functions(&SOURCE)?
             .try_into()

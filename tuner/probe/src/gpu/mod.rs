@@ -4,6 +4,7 @@
 pub mod bandwidth;
 mod caches;
 mod dram_latency;
+mod l2_fetch;
 mod random;
 pub mod staging;
 mod system;

@@ -126,4 +126,13 @@ impl MemorySystem for Gpu {
     ) -> Result<RandomChaseSamples, BackendError> {
         Gpu::random_chase_samples(self, warm, samples).map_err(|e| backend(MemoryKind::Device, e))
     }
+
+    fn cold_stride_samples(
+        &mut self,
+        stride_bytes: u64,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        Gpu::cold_stride_samples(self, stride_bytes, samples)
+            .map_err(|e| backend(MemoryKind::Device, e))
+    }
 }

@@ -161,6 +161,33 @@ pub(crate) fn chase_cycles(
     (total / timed as f64, state.steps)
 }
 
+/// The cold stride test (`MemorySystem::cold_stride_samples`) replayed: `samples` loads at
+/// `i * stride` from an aligned start through an L2 that holds none of their bytes. A miss
+/// (`miss_cycles`) brings in its aligned `fetch`-byte block, and a load of a block brought
+/// in hits (`hit_cycles`). The addresses only go up, so the one block a load can find is
+/// the last one brought in.
+pub(crate) fn cold_stride_cycles(
+    stride: u64,
+    samples: u64,
+    fetch: u64,
+    hit_cycles: f64,
+    miss_cycles: f64,
+) -> Vec<f64> {
+    let mut filled: Option<u64> = None;
+    (0..samples)
+        .map(|i| {
+            let block = i.saturating_mul(stride) / fetch.max(1);
+            let hit = filled == Some(block);
+            filled = Some(block);
+            if hit {
+                hit_cycles
+            } else {
+                miss_cycles
+            }
+        })
+        .collect()
+}
+
 /// Which levels the two walks of a sharing test use, by index into the levels.
 pub(crate) struct SharingPaths<'a> {
     pub l1: &'a dyn Fn(usize) -> bool,
@@ -289,6 +316,17 @@ mod tests {
         assert!(steps < 10_000, "{steps}");
         let (_, steps) = chase_cycles(&levels, 100.0, 4, 1 << 10);
         assert!(steps < 10_000, "{steps}");
+    }
+
+    #[test]
+    fn a_cold_stride_misses_once_per_fetch() {
+        let at = |stride, fetch| cold_stride_cycles(stride, 8, fetch, 1.0, 9.0);
+        assert_eq!(at(32, 32), [9.0; 8]);
+        assert_eq!(at(32, 64), [9.0, 1.0, 9.0, 1.0, 9.0, 1.0, 9.0, 1.0]);
+        assert_eq!(at(32, 128), [9.0, 1.0, 1.0, 1.0, 9.0, 1.0, 1.0, 1.0]);
+        // Past the fetch, every load is a block of its own.
+        assert_eq!(at(128, 64), [9.0; 8]);
+        assert_eq!(at(24, 64)[..4], [9.0, 1.0, 1.0, 9.0]);
     }
 
     #[test]

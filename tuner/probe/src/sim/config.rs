@@ -50,6 +50,10 @@ pub struct SimConfig {
     pub read_only: Option<ReadOnlyConfig>,
     /// Cycles of a cache chase load that misses every data cache; required with `caches`.
     pub dram_cycles: Option<f64>,
+    /// What one DRAM miss brings into the L2 (the data caches past the L1), in the cold
+    /// stride test (`MemorySystem::cold_stride_samples`); `None`: [`SimConfig::l2_fetch`]'s
+    /// default. The chase model's misses bring in a sector (`sector_bytes`) as before.
+    pub l2_fetch_bytes: Option<u64>,
     /// Cycles of a constant load that misses every constant cache (default `dram_cycles`).
     pub constant_miss_cycles: Option<f64>,
     pub shared_memory_cycles: Option<f64>,
@@ -100,6 +104,11 @@ pub enum ReadOnlyConfig {
     /// the levels past the L1.
     Own(CacheLevelConfig),
 }
+
+/// The default of `l2_fetch_bytes` (where the L2's line is at least this): an H100's L2
+/// fills two 32 B sectors of a 128 B line from one DRAM access (`L2_FILL_BYTES` of
+/// `memtune_core::reuse`, docs/calibration.md).
+pub const DEFAULT_L2_FETCH_BYTES: u64 = 64;
 
 /// The default of `max_chase_elements`: what the GPU backend allows.
 pub const DEFAULT_MAX_CHASE_ELEMENTS: u64 = 65536;
@@ -188,6 +197,25 @@ impl SimConfigError {
 }
 
 impl SimConfig {
+    /// The L2's line: the first data cache's past the L1 (the level the probe names `L2`);
+    /// `None` where there is none.
+    pub fn l2_line(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .find(|l| !l.is_l1())
+            .map(|l| l.line_bytes)
+    }
+
+    /// What one DRAM miss brings into the L2: `l2_fetch_bytes`, else
+    /// [`DEFAULT_L2_FETCH_BYTES`] or the L2's line where shorter; `None` without an L2.
+    pub fn l2_fetch(&self) -> Option<u64> {
+        let line = self.l2_line()?;
+        Some(
+            self.l2_fetch_bytes
+                .unwrap_or(DEFAULT_L2_FETCH_BYTES.min(line)),
+        )
+    }
+
     /// Parses and validates a `memtune-sim/1` document, refusing one that a default probe
     /// could not finish within the simulator's bounds ([`SimConfig::check_work`]).
     /// `origin` (a path or a built-in name) is only used in error messages.

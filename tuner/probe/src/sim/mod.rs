@@ -15,7 +15,7 @@ mod simulator;
 
 pub use config::{
     CacheLevelConfig, KindConfig, NoiseConfig, ReadOnlyConfig, SimConfig, SimConfigError,
-    TlbLevelConfig, BUILTIN_NAMES, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
+    TlbLevelConfig, BUILTIN_NAMES, DEFAULT_L2_FETCH_BYTES, DEFAULT_MAX_CHASE_ELEMENTS, SCHEMA,
 };
 pub use limits::{
     WorkEstimate, CLOCK_MHZ, MAX_CACHE_BYTES, MAX_CACHE_LEVELS, MAX_CACHE_WAYS, MAX_CHASE_ELEMENTS,

@@ -128,6 +128,20 @@ impl Parser<'_> {
                 fix: "a simulator with `constant_caches` needs `constant_miss_cycles` or `dram_cycles`".to_string(),
             });
         }
+        let fetch_key = self.key(root, "", "l2_fetch_bytes");
+        let l2_fetch_bytes = match caches.iter().find(|l| !l.is_l1()) {
+            Some(l2) => fetch_key.optional_power_of_two(
+                (MIN_LINE_BYTES, l2.line_bytes),
+                "give what one DRAM miss brings into the L2, up to its line, e.g. 64",
+            )?,
+            None if root.get("l2_fetch_bytes").is_some_and(|v| !v.is_null()) => {
+                return Err(fetch_key.invalid(
+                    "needs an L2: a level of `caches` not named L1",
+                    "add the L2 to `caches`, or remove l2_fetch_bytes",
+                ))
+            }
+            None => None,
+        };
         let read_only = self.read_only(root, &caches)?;
         let shared_memory_cycles = self.optional_cycles(
             root,
@@ -152,6 +166,7 @@ impl Parser<'_> {
             constant_caches,
             read_only,
             dram_cycles,
+            l2_fetch_bytes,
             constant_miss_cycles,
             shared_memory_cycles,
             max_chase_elements,

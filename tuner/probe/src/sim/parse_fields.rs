@@ -91,6 +91,25 @@ impl<'k> Key<'k> {
         Ok(v)
     }
 
+    /// An optional power of two from `min` to `max`: `None` where absent or null.
+    pub(super) fn optional_power_of_two(
+        &self,
+        (min, max): (u64, u64),
+        fix: &str,
+    ) -> Result<Option<u64>, SimConfigError> {
+        if matches!(self.obj.get(self.key), None | Some(Value::Null)) {
+            return Ok(None);
+        }
+        let v = self.positive_int(fix)?;
+        if !v.is_power_of_two() || v < min || v > max {
+            return Err(self.invalid(
+                &format!("is {v}, not a power of two from {min} to {max}"),
+                fix,
+            ));
+        }
+        Ok(Some(v))
+    }
+
     /// A positive finite number in `min..=max`.
     pub(super) fn number_in(
         &self,

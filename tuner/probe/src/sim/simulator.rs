@@ -2,14 +2,18 @@
 
 use super::allocation::allocated;
 use super::cache::{
-    chase_cycles as cache_chase_cycles, sharing_cycles, CacheGeometry, SharingPaths,
+    chase_cycles as cache_chase_cycles, cold_stride_cycles, sharing_cycles, CacheGeometry,
+    SharingPaths,
 };
 use super::config::{ReadOnlyConfig, SimConfig};
 use super::limits::{MAX_TLB_CHASE_LOADS, TLB_STEP_WEIGHT, WORK_BUDGET_STEPS};
 use super::model::KindModel;
 use super::noise::Noise;
 use crate::fault::{FaultOp, FaultSection, Faults};
-use crate::{BackendError, Carveout, LoadPath, MemorySystem, CONSTANT_BANK_BYTES, TIMED_LOADS_CAP};
+use crate::{
+    BackendError, Carveout, LoadPath, MemorySystem, RandomChaseSamples, CONSTANT_BANK_BYTES,
+    TIMED_LOADS_CAP,
+};
 use memtune_core::profile::{format_uuid, ComputeCapability, DeviceIdentity, MemoryKind};
 use std::collections::BTreeMap;
 
@@ -519,5 +523,47 @@ impl MemorySystem for Simulator {
             })?;
         self.check_faults(FaultSection::Caches)?;
         Ok(self.noise.apply(cycles))
+    }
+
+    /// The cold stride test replayed (`cache::cold_stride_cycles`): a miss costs
+    /// `dram_cycles` and brings in the aligned `l2_fetch` block, a load of a block brought
+    /// in costs the L2's `hit_cycles` (the first data cache past the L1); noise applies to
+    /// each load. Without an L2 or `dram_cycles` it answers `Unsupported`.
+    fn cold_stride_samples(
+        &mut self,
+        stride_bytes: u64,
+        samples: u32,
+    ) -> Result<RandomChaseSamples, BackendError> {
+        let c = &self.config;
+        let l2 = c.caches.iter().find(|l| !l.is_l1());
+        let (Some(l2), Some(fetch), Some(miss)) = (l2, c.l2_fetch(), c.dram_cycles) else {
+            return Err(BackendError::Unsupported {
+                what: format!("the simulated GPU `{}` has no L2 model", c.name),
+            });
+        };
+        let hit = l2.hit_cycles;
+        self.check_faults(FaultSection::Caches)?;
+        let count = u64::from(samples);
+        if stride_bytes == 0 || count == 0 || count > TIMED_LOADS_CAP {
+            return Err(BackendError::Launch {
+                message: format!(
+                    "a cold stride chain needs a positive stride and 1 to {TIMED_LOADS_CAP} loads (got {stride_bytes} and {samples})"
+                ),
+            });
+        }
+        let footprint = stride_bytes.saturating_mul(count);
+        self.check_footprint(MemoryKind::Device, footprint)?;
+        self.check_budget(count)?;
+        self.stats.loads += count;
+        self.stats.work_steps = self.stats.work_steps.saturating_add(count);
+        let cycles = cold_stride_cycles(stride_bytes, count, fetch, hit, miss)
+            .into_iter()
+            .map(|y| self.noise.apply(y).round().max(1.0) as u64)
+            .collect();
+        Ok(RandomChaseSamples {
+            footprint_bytes: footprint,
+            stride_bytes,
+            cycles,
+        })
     }
 }
