@@ -316,11 +316,14 @@ fn hp_rda_overlap_adjustment_on_the_lackey_fixture_beats_the_seeds() {
     };
     for granularity in ["1", "64"] {
         let g = ["--granularity", granularity];
-        let (seed, name) = error(&g);
-        assert_eq!(name, "seed", "the seed's adjustment is the default");
-        assert_eq!(error(&[&g[..], &["--adjust", "seed"][..]].concat()).0, seed);
-        let (overlap, name) = error(&[&g[..], &["--adjust", "overlap"][..]].concat());
-        assert_eq!(name, "overlap");
+        let (overlap, name) = error(&g);
+        assert_eq!(name, "overlap", "the overlap correction is the default");
+        assert_eq!(
+            error(&[&g[..], &["--adjust", "overlap"][..]].concat()).0,
+            overlap
+        );
+        let (seed, name) = error(&[&g[..], &["--adjust", "seed"][..]].concat());
+        assert_eq!(name, "seed");
         let (none, name) = error(&[&g[..], &["--adjust", "none"][..]].concat());
         assert_eq!(name, "none");
         assert_eq!(error(&[&g[..], &["--no-adjust"][..]].concat()).0, none);

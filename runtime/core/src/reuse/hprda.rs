@@ -73,7 +73,7 @@ impl Default for HpRdaConfig {
             sub_trace: DEFAULT_SUB_TRACE,
             threads_per_block: DEFAULT_THREADS_PER_BLOCK,
             blocks: DEFAULT_BLOCKS,
-            adjust: Adjust::Seed,
+            adjust: Adjust::default(),
         }
     }
 }

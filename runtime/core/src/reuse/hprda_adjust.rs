@@ -33,9 +33,10 @@ use super::{Distances, Histogram, ReuseError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Adjust {
     /// The seed's formula 2 (distances above `M` scaled by `M / Σ count`).
-    #[default]
     Seed,
-    /// Each cross-sub-trace distance less the expected number of items counted twice.
+    /// Each cross-sub-trace distance less the expected number of items counted twice: the
+    /// default, within 1% on every trace measured and no worse than `Seed` on any.
+    #[default]
     Overlap,
     /// None.
     None,

@@ -35,7 +35,7 @@ const SAMPLE_RATE: f64 = 0.01;
 const MRC_POINTS: u64 = 100;
 
 /// HP-RDA's adjustments the bench runs: the seed's formula 2 and the overlap correction.
-const ADJUSTMENTS: [Adjust; 2] = [Adjust::Seed, Adjust::Overlap];
+const ADJUSTMENTS: [Adjust; 2] = [Adjust::Overlap, Adjust::Seed];
 
 /// The targets (docs/reuse.md), scaled to the trace where they name a time.
 const EXACT_CPU_MIN_RATE: f64 = 6e6;
@@ -390,9 +390,10 @@ fn hp_rda_gpu_row(
 
 /// `mode`, with ` --adjust NAME` for an adjustment other than the seed's.
 fn hp_rda_name(mode: &str, adjust: Adjust) -> String {
-    match adjust {
-        Adjust::Seed => mode.to_string(),
-        other => format!("{mode} --adjust {}", other.name()),
+    if adjust == Adjust::default() {
+        mode.to_string()
+    } else {
+        format!("{mode} --adjust {}", adjust.name())
     }
 }
 

@@ -101,9 +101,9 @@ pub struct ReuseArgs {
     /// HP-RDA: blocks per launch (NTB); a launch buffers NTB × NB × ST references.
     #[arg(long, value_name = "NTB", value_parser = ranged(BLOCKS_RANGE))]
     pub blocks: Option<u64>,
-    /// HP-RDA: the adjustment of merged distances: `seed` (the seed's formula 2, the
-    /// default), `overlap` (each merged distance less the expected number of items the
-    /// sub-traces in between share), `none`.
+    /// HP-RDA: the adjustment of merged distances: `overlap` (the default: each merged
+    /// distance less the expected number of items the sub-traces in between share), `seed`
+    /// (the seed's formula 2 as written), `none`.
     #[arg(long, value_name = "seed|overlap|none", value_parser = reuse_gpu::parse_adjust, conflicts_with = "no_adjust")]
     pub adjust: Option<Adjust>,
     /// HP-RDA: leave out the adjustment of merged distances (`--adjust none`).
