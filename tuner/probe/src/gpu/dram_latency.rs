@@ -82,26 +82,13 @@ impl Gpu {
         let chain = Buffer::allocate(MemoryKind::Device, footprint as usize)?;
         let base = chain.dptr();
         let host_order = random_order(nodes, ORDER_SEED);
-        let order = self
-            .stream
-            .clone_htod(&host_order)
-            .map_err(cuda("copying the random chase's order"))?;
         let mut sink = self
             .stream
             .alloc_zeros::<u64>(1)
             .map_err(cuda("allocating the random chase's sink"))?;
-        let mut out = self
-            .stream
-            .alloc_zeros::<u64>(samples as usize + 1)
-            .map_err(cuda("allocating the random chase's output"))?;
-
         self.fault(FaultOp::Launch, FaultSection::Caches)?;
-        let mut launch = self.stream.launch_builder(&init);
-        launch.arg(&base).arg(&STRIDE_BYTES).arg(&order).arg(&count);
-        // SAFETY: `order` holds `count` node indices below `count`, and `count` nodes of
-        // STRIDE_BYTES fill `chain`.
-        unsafe { launch.launch(grid(count)) }
-            .map_err(cuda("launching memtune_random_chase_init"))?;
+        // `count` nodes of STRIDE_BYTES fill `chain`.
+        self.write_chain(&init, base, STRIDE_BYTES, &host_order, "random chase")?;
         let lines = count * (STRIDE_BYTES / LINE_BYTES);
         let mut launch = self.stream.launch_builder(&flush);
         launch
@@ -114,9 +101,65 @@ impl Gpu {
         unsafe { launch.launch(grid(lines)) }
             .map_err(cuda("launching memtune_random_chase_flush"))?;
         let start = base + u64::from(host_order[0]) * STRIDE_BYTES;
-        let mut launch = self.stream.launch_builder(&sample);
+        let (cycles, reached) = self.time_chain(&sample, start, warm, samples, "random chase")?;
+        drop(chain);
+
+        let on_chain =
+            reached >= base && reached < base + footprint && (reached - base) % STRIDE_BYTES == 0;
+        if !on_chain {
+            return Err(GpuError::Check(
+                "the random chase ended off its chain: the walk did not run".into(),
+            ));
+        }
+        Ok(RandomChaseSamples {
+            footprint_bytes: footprint,
+            stride_bytes: STRIDE_BYTES,
+            cycles,
+        })
+    }
+
+    /// Writes a chain at `base`: node `order[k]`, `stride` bytes apart, points to node
+    /// `order[k + 1]` (`memtune_random_chase_init`), the last back to the first.
+    pub(super) fn write_chain(
+        &mut self,
+        init: &CudaFunction,
+        base: u64,
+        stride: u64,
+        order: &[u32],
+        what: &str,
+    ) -> Result<(), GpuError> {
+        let count = order.len() as u64;
+        let order = self
+            .stream
+            .clone_htod(order)
+            .map_err(cuda(format!("copying the {what}'s order")))?;
+        let mut launch = self.stream.launch_builder(init);
+        launch.arg(&base).arg(&stride).arg(&order).arg(&count);
+        // SAFETY: `order` holds `count` node indices below `count`, and the caller's buffer
+        // holds `count` nodes of `stride` bytes from `base`.
+        unsafe { launch.launch(grid(count)) }
+            .map_err(cuda("launching memtune_random_chase_init"))?;
+        Ok(())
+    }
+
+    /// One thread walks the chain from `start`, `warm` hops untimed, then times each of
+    /// `samples` hops (`memtune_random_chase_sample`). Returns the cycles of each timed hop,
+    /// none of them 0, and the address the walk reached.
+    pub(super) fn time_chain(
+        &mut self,
+        sample: &CudaFunction,
+        start: u64,
+        warm: u32,
+        samples: u32,
+        what: &str,
+    ) -> Result<(Vec<u64>, u64), GpuError> {
+        let mut out = self
+            .stream
+            .alloc_zeros::<u64>(samples as usize + 1)
+            .map_err(cuda(format!("allocating the {what}'s output")))?;
+        let mut launch = self.stream.launch_builder(sample);
         launch.arg(&start).arg(&warm).arg(&samples).arg(&mut out);
-        // SAFETY: the walk follows the chain written above; `out` holds samples + 1 words.
+        // SAFETY: the walk follows a chain the caller wrote; `out` holds samples + 1 words.
         unsafe {
             launch.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
@@ -125,31 +168,17 @@ impl Gpu {
             })
         }
         .map_err(cuda("launching memtune_random_chase_sample"))?;
-        let out = self
+        let mut out = self
             .stream
             .clone_dtoh(&out)
-            .map_err(cuda("reading the random chase's output"))?;
-        drop(chain);
-
-        let (cycles, reached) = out.split_at(samples as usize);
-        let on_chain = reached
-            .first()
-            .is_some_and(|&p| p >= base && p < base + footprint && (p - base) % STRIDE_BYTES == 0);
-        if !on_chain {
-            return Err(GpuError::Check(
-                "the random chase ended off its chain: the walk did not run".into(),
-            ));
+            .map_err(cuda(format!("reading the {what}'s output")))?;
+        let reached = out.pop().unwrap_or(0);
+        if out.contains(&0) {
+            return Err(GpuError::Check(format!(
+                "a timed load of the {what} took 0 cycles"
+            )));
         }
-        if cycles.contains(&0) {
-            return Err(GpuError::Check(
-                "a timed load of the random chase took 0 cycles".into(),
-            ));
-        }
-        Ok(RandomChaseSamples {
-            footprint_bytes: footprint,
-            stride_bytes: STRIDE_BYTES,
-            cycles: cycles.to_vec(),
-        })
+        Ok((out, reached))
     }
 }
 

@@ -7,7 +7,7 @@ use super::dram_latency::{footprint, grid, LINE_BYTES};
 use super::{cuda, Gpu, GpuError};
 use crate::fault::{FaultOp, FaultSection};
 use crate::RandomChaseSamples;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, PushKernelArg};
 use memtune::gpu::Buffer;
 use memtune_core::MemoryKind;
 use memtune_kernels::random_chase::{MAX_SAMPLES, SOURCE};
@@ -100,32 +100,21 @@ impl Gpu {
         let at = place(buffer.dptr()).ok_or_else(|| {
             GpuError::Check("the cold stride chain does not fit its buffer".into())
         })?;
-        // The identity order: node k points to node k + 1, so the walk goes up in address.
-        let identity: Vec<u32> = (0..samples).collect();
-        let order = self
-            .stream
-            .clone_htod(&identity)
-            .map_err(cuda("copying the cold stride chain's order"))?;
         let mut sink = self
             .stream
             .alloc_zeros::<u64>(1)
             .map_err(cuda("allocating the cold stride chain's sink"))?;
-        let mut out = self
-            .stream
-            .alloc_zeros::<u64>(samples as usize + 1)
-            .map_err(cuda("allocating the cold stride chain's output"))?;
-
         self.fault(FaultOp::Launch, FaultSection::Caches)?;
-        let mut launch = self.stream.launch_builder(&init);
-        launch
-            .arg(&at.chain)
-            .arg(&stride_bytes)
-            .arg(&order)
-            .arg(&count);
-        // SAFETY: `order` holds `count` node indices below `count`; `count` nodes of
-        // `stride_bytes` from `at.chain` lie inside `buffer` (`layout`).
-        unsafe { launch.launch(grid(count)) }
-            .map_err(cuda("launching memtune_random_chase_init"))?;
+        // The identity order: node k points to node k + 1, so the walk goes up in address;
+        // `count` nodes of `stride_bytes` from `at.chain` lie inside `buffer` (`layout`).
+        let identity: Vec<u32> = (0..samples).collect();
+        self.write_chain(
+            &init,
+            at.chain,
+            stride_bytes,
+            &identity,
+            "cold stride chain",
+        )?;
         let mut launch = self.stream.launch_builder(&evict);
         launch
             .arg(&at.evict)
@@ -136,40 +125,20 @@ impl Gpu {
         // `sink` holds one word.
         unsafe { launch.launch(grid(at.evict_bytes / LINE_BYTES)) }
             .map_err(cuda("launching memtune_random_chase_evict"))?;
-        let (warm, start) = (0u32, at.chain);
-        let mut launch = self.stream.launch_builder(&sample);
-        launch.arg(&start).arg(&warm).arg(&samples).arg(&mut out);
-        // SAFETY: the walk follows the chain written above; `out` holds samples + 1 words.
-        unsafe {
-            launch.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (32, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(cuda("launching memtune_random_chase_sample"))?;
-        let out = self
-            .stream
-            .clone_dtoh(&out)
-            .map_err(cuda("reading the cold stride chain's output"))?;
+        let (cycles, reached) =
+            self.time_chain(&sample, at.chain, 0, samples, "cold stride chain")?;
         drop(buffer);
 
         // `samples` hops over a cycle of `samples` nodes end where they started.
-        let (cycles, reached) = out.split_at(samples as usize);
-        if reached != [at.chain] {
+        if reached != at.chain {
             return Err(GpuError::Check(
                 "the cold stride chain did not end at its first node: the walk did not run".into(),
-            ));
-        }
-        if cycles.contains(&0) {
-            return Err(GpuError::Check(
-                "a timed load of the cold stride chain took 0 cycles".into(),
             ));
         }
         Ok(RandomChaseSamples {
             footprint_bytes: chain_bytes,
             stride_bytes,
-            cycles: cycles.to_vec(),
+            cycles,
         })
     }
 }
