@@ -181,7 +181,7 @@ pub trait MemorySystem {
         })
     }
     /// What one DRAM miss brings into the L2 (its fetch granularity), as loads: one thread
-    /// walks a chain of `samples` nodes in ADDRESS ORDER, `stride_bytes` apart from a
+    /// walks a chain of `samples` nodes in address order, `stride_bytes` apart from a
     /// line-aligned start (node `k` points to node `k + 1`), over memory that was evicted
     /// from the L2 just before (the chain's own lines are not read by the eviction), and
     /// times each dependent load (`ld.global.cg`) on its own, with no untimed hop: load `i`
