@@ -89,7 +89,14 @@ fn reuse_exact_equals_lru_list_through_window_compactions() {
                 }
             })
             .collect();
-        assert_eq!(exact::distances(&t), lru_list(&t), "{len} {alphabet}");
+        let want = lru_list(&t);
+        assert_eq!(exact::distances(&t), want, "{len} {alphabet}");
+        // The batch path (prefetched ahead of each reference) counts the same distances.
+        assert_eq!(
+            exact::histogram(&t).unwrap(),
+            Histogram::from_distances(want.iter().map(|&d| (d != COLD).then_some(d))),
+            "{len} {alphabet}"
+        );
     }
     assert_eq!(brute(&letters("abcbcadd")), lru_list(&letters("abcbcadd")));
 }

@@ -70,16 +70,13 @@ impl ChunkAnalyzer {
 
     /// References of the chunk, in order.
     pub fn push(&mut self, items: &[u64]) {
-        for group in items.chunks(WARM) {
-            self.stack.warm(group);
-            for &item in group {
-                let d = self.stack.access(item);
-                if d.is_none() {
-                    self.first_uses.push(item);
-                }
-                self.counts.record(d);
+        let (counts, first_uses) = (&mut self.counts, &mut self.first_uses);
+        self.stack.access_each(items, |item, d| {
+            if d.is_none() {
+                first_uses.push(item);
             }
-        }
+            counts.record(d);
+        });
     }
 
     /// Distinct items of the chunk so far.
@@ -149,13 +146,8 @@ impl Merger {
     /// References that follow the merged chunks, analyzed one by one: the merger's stack
     /// is the LRU stack of everything merged, so this continues the sequential analysis.
     pub fn push_references(&mut self, items: &[u64]) {
-        for group in items.chunks(WARM) {
-            self.stack.warm(group);
-            for &item in group {
-                let d = self.stack.access(item);
-                self.counts.record(d);
-            }
-        }
+        let counts = &mut self.counts;
+        self.stack.access_each(items, |_, d| counts.record(d));
     }
 
     /// Distinct items merged so far.

@@ -10,6 +10,9 @@ use super::{Histogram, ReuseError};
 /// (two or three each) stay within L1/L2.
 pub(crate) const WARM: usize = 128;
 
+/// References between two checks of the item limit.
+const CHECK_EVERY: usize = 4096;
+
 /// Distance of a first use in [`distances`]: infinite, a miss in every cache.
 pub const COLD: u64 = u64::MAX;
 
@@ -45,12 +48,9 @@ impl ExactAnalyzer {
 
     /// A batch of references in trace order.
     pub fn push(&mut self, items: &[u64]) -> Result<(), ReuseError> {
-        for group in items.chunks(WARM) {
-            self.stack.warm(group);
-            for &item in group {
-                let d = self.stack.access(item);
-                self.counts.record(d);
-            }
+        for group in items.chunks(CHECK_EVERY) {
+            let counts = &mut self.counts;
+            self.stack.access_each(group, |_, d| counts.record(d));
             check_items(self.stack.len(), self.limit, "exact-cpu")?;
         }
         Ok(())

@@ -86,8 +86,16 @@ impl Marks {
         self.blocks.get(t / BLOCK).map_or(0, |b| b.0[t / 64 % 8])
     }
 
-    /// Marks at times after `t`.
+    /// Asks for the bitset line holding time `t` ahead of its use.
     #[inline]
+    pub(crate) fn prefetch(&self, t: usize) {
+        if let Some(b) = self.blocks.get(t / BLOCK) {
+            super::mem::prefetch(b);
+        }
+    }
+
+    /// Marks at times after `t`.
+    #[inline(always)]
     pub(crate) fn count_after(&self, t: usize) -> u64 {
         let b = t / BLOCK;
         let words = &self.blocks[b].0;

@@ -36,6 +36,7 @@ mod hprda_dense;
 pub mod hprda_model;
 pub mod levels;
 mod marks;
+mod mem;
 pub mod nextuse;
 pub mod parallel;
 mod parse;

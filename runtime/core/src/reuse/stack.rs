@@ -10,6 +10,11 @@ use super::table::TimeTable;
 /// [`super::ReuseError::TooManyItems`] well before this.
 pub(crate) const MAX_ITEMS: u64 = 1 << 31;
 
+/// Prefetch distances of [`LruStack::access_each`], in references (a flat optimum: 16 to
+/// 64 ran within the noise of each other).
+const SLOT_AHEAD: usize = 32;
+const MARK_AHEAD: usize = 16;
+
 /// Smallest time window.
 const MIN_WINDOW: usize = 512;
 
@@ -48,7 +53,7 @@ impl LruStack {
 
     /// One reference: the item's stack distance (distinct others since its last use), or
     /// `None` on first use; the item moves to the top.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn access(&mut self, item: u64) -> Option<u64> {
         let t_new = self.next_time();
         let dist = self.last.insert(item, t_new as u64).map(|t| {
@@ -59,6 +64,40 @@ impl LruStack {
         });
         self.marks.mark(t_new);
         dist
+    }
+
+    /// [`LruStack::access`] for each item in order, handing `f` the item and its distance.
+    pub(crate) fn access_each(&mut self, items: &[u64], f: impl FnMut(u64, Option<u64>)) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the one feature `access_each_popcnt` is compiled for.
+            return unsafe { self.access_each_popcnt(items, f) };
+        }
+        self.access_pipelined(items, f)
+    }
+
+    /// [`LruStack::access_each`] with bit counts as single instructions: the x86-64
+    /// baseline has no `popcnt`, and its bit-twiddled count costs about 10% here.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn access_each_popcnt(&mut self, items: &[u64], f: impl FnMut(u64, Option<u64>)) {
+        self.access_pipelined(items, f)
+    }
+
+    /// A two-stage software pipeline keeps DRAM busy: the table slot of the item
+    /// `SLOT_AHEAD` on, then the mark of the one `MARK_AHEAD` on (its slot by then in
+    /// cache), then this item.
+    #[inline(always)]
+    fn access_pipelined(&mut self, items: &[u64], mut f: impl FnMut(u64, Option<u64>)) {
+        for (i, &item) in items.iter().enumerate() {
+            if let Some(&ahead) = items.get(i + SLOT_AHEAD) {
+                self.last.prefetch(ahead);
+            }
+            if let Some(&ahead) = items.get(i + MARK_AHEAD) {
+                self.marks.prefetch(self.last.peek(ahead) as usize);
+            }
+            f(item, self.access(item));
+        }
     }
 
     /// Loads the map entries and mark words that `items` will use, so that the sequential

@@ -90,6 +90,12 @@ impl TimeTable {
         }
     }
 
+    /// Asks for `key`'s home slot ahead of its use.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        super::mem::prefetch(&self.slots[hash(key) & self.mask()]);
+    }
+
     /// Sets `key`'s time; returns the time it had.
     #[inline]
     pub(crate) fn insert(&mut self, key: u64, time: u64) -> Option<u64> {
@@ -151,7 +157,7 @@ impl TimeTable {
 
     fn grow(&mut self) {
         let slots = self.slots.len() * 2;
-        let old = std::mem::replace(&mut self.slots, vec![EMPTY; slots]);
+        let old = std::mem::replace(&mut self.slots, super::mem::filled(slots, EMPTY));
         let mask = self.mask();
         for s in old.into_iter().filter(|s| s.time != FREE) {
             let mut i = hash(s.key) & mask;
