@@ -89,6 +89,28 @@ impl Distances {
         }
     }
 
+    /// Pairs ascending and distinct with no zero count by their construction (checked in
+    /// debug builds only).
+    pub(crate) fn from_ascending_vec(v: Vec<(u64, u64)>) -> Distances {
+        debug_assert!(v.windows(2).all(|w| w[0].0 < w[1].0) && v.iter().all(|&(_, n)| n > 0));
+        Distances(v)
+    }
+
+    /// Adds `small` (few distances, each ascending and distinct) to these: only the prefix
+    /// of these up to the largest distance of `small` is merged, the rest stays in place
+    /// (HP-RDA's local and repeat counts beside its millions of cross distances).
+    pub(crate) fn merge_small(self, small: &[&[(u64, u64)]]) -> Distances {
+        let small = Distances::merge_all(small);
+        let Some((max, _)) = small.last() else {
+            return self;
+        };
+        let mut v = self.0;
+        let p = v.partition_point(|&(d, _)| d <= max);
+        let head = Distances::merge_slices(&v[..p], &small.0);
+        v.splice(..p, head.0);
+        Distances(v)
+    }
+
     /// Every part's distances (each ascending and distinct), the counts of a distance in
     /// several added: one pass and one allocation, however many parts.
     pub fn merge_all(parts: &[&[(u64, u64)]]) -> Distances {
@@ -250,6 +272,17 @@ impl<'de> Deserialize<'de> for Distances {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_small_equals_merge_all() {
+        let big: Vec<(u64, u64)> = (0..1000u64).map(|d| (3 * d + 1, d + 1)).collect();
+        let cases: [&[(u64, u64)]; 4] = [&[], &[(0, 5)], &[(1, 2), (2, 2), (40, 1)], &[(5000, 9)]];
+        for small in cases {
+            let want = Distances::merge_all(&[&big, small, &[(4, 1)]]);
+            let got = Distances(big.clone()).merge_small(&[small, &[(4, 1)]]);
+            assert_eq!(got, want, "{small:?}");
+        }
+    }
 
     #[test]
     fn pairs_in_any_order_sort_and_add_up() {

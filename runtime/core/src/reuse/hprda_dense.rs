@@ -19,16 +19,8 @@ impl Totals {
         let repeats = [(0, self.repeats)];
         let repeats = &repeats[..usize::from(self.repeats > 0)];
         let exact = match adjust {
-            Adjust::None => Distances::merge_all(&[
-                local.as_slice(),
-                Distances::from_dense(cross).as_slice(),
-                repeats,
-            ]),
-            Adjust::Seed if self.thread_counts == 0 => Distances::merge_all(&[
-                local.as_slice(),
-                Distances::from_dense(cross).as_slice(),
-                repeats,
-            ]),
+            Adjust::None => Distances::from_dense(cross),
+            Adjust::Seed if self.thread_counts == 0 => Distances::from_dense(cross),
             Adjust::Seed => {
                 // Formula 2 scales the distances above M; those up to M stay.
                 let ef = m as f64 / self.thread_counts as f64;
@@ -41,19 +33,17 @@ impl Totals {
                         pairs.map(|(d, n)| ((d as f64 * ef).round() as u64, n)),
                     )
                 });
-                Distances::merge_all(&[
-                    local.as_slice(),
-                    kept.as_slice(),
-                    scaled.as_slice(),
-                    repeats,
-                ])
+                if scaled.is_empty() {
+                    kept
+                } else {
+                    kept.merge(&scaled)
+                }
             }
-            Adjust::Overlap => {
-                let adjusted = overlap_dense(cross, self.thread_counts, m);
-                Distances::merge_all(&[local.as_slice(), adjusted.as_slice(), repeats])
-            }
+            Adjust::Overlap => overlap_dense(cross, self.thread_counts, m),
         };
-        self.finish(exact)
+        // The local distances (shorter than a sub-trace) and the repeats (0) join the
+        // cross ones' first few.
+        self.finish(exact.merge_small(&[local.as_slice(), repeats]))
     }
 }
 
@@ -87,7 +77,7 @@ fn overlap_dense(cross: &[u32], s: u64, m: u64) -> Distances {
             sum -= len;
         }
         // Adjusted distances ascend: equal ones are added up as they come.
-        let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(c.len());
         for (j, &n) in c.iter().enumerate() {
             let d = first + j;
             if n > 0 {
@@ -152,19 +142,46 @@ where
     F: Fn(usize, &[u32]) -> Distances + Sync,
 {
     let parts = par_slices(dense, slice_len(dense.len()), f);
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(parts.iter().map(Distances::len).sum());
+    // Where each part goes: its first pair is added to the pair before when their
+    // distances meet at the seam.
+    let mut skips = Vec::with_capacity(parts.len());
+    let mut seams = Vec::new();
+    let (mut len, mut last) = (0usize, None::<u64>);
     for part in &parts {
-        let mut rest = part.as_slice();
-        if let (Some(last), Some(&(d, n))) = (out.last_mut(), rest.first()) {
-            if last.0 == d {
-                last.1 += n;
-                rest = &rest[1..];
+        let p = part.as_slice();
+        let skip = match (last, p.first()) {
+            (Some(l), Some(&(d, n))) if l == d => {
+                seams.push((len - 1, n));
+                1
             }
-        }
-        out.extend_from_slice(rest);
+            // A correction larger than the distance clamps it low: pairs out of order
+            // across slices are sorted after all.
+            (Some(l), Some(&(d, _))) if d < l => return sorted_parts(&parts),
+            _ => 0,
+        };
+        skips.push(skip);
+        len += p.len() - skip;
+        last = p.last().map(|&(d, _)| d).or(last);
     }
-    // Ascending by construction; `from_vec` only checks it (and sorts if not).
-    Distances::from_vec(out)
+    let mut out = vec![(0u64, 0u64); len];
+    std::thread::scope(|s| {
+        let mut rest = out.as_mut_slice();
+        for (part, &skip) in parts.iter().zip(&skips) {
+            let from = &part.as_slice()[skip..];
+            let (mine, tail) = rest.split_at_mut(from.len());
+            rest = tail;
+            s.spawn(move || mine.copy_from_slice(from));
+        }
+    });
+    for (at, n) in seams {
+        out[at].1 += n;
+    }
+    Distances::from_ascending_vec(out)
+}
+
+/// The parts joined and sorted, equal distances added.
+fn sorted_parts(parts: &[Distances]) -> Distances {
+    parts.iter().flat_map(|p| p.iter().copied()).collect()
 }
 
 #[cfg(test)]
