@@ -76,7 +76,9 @@ fn overlap_dense(cross: &[u32], s: u64, m: u64) -> Distances {
             below -= n;
             sum -= len;
         }
-        // Adjusted distances ascend: equal ones are added up as they come.
+        // Adjusted distances ascend, equal ones added up as they come, except where a
+        // correction clamps a distance at 0: `from_vec` keeps ascending pairs without a
+        // copy and sorts the others.
         let mut out: Vec<(u64, u64)> = Vec::with_capacity(c.len());
         for (j, &n) in c.iter().enumerate() {
             let d = first + j;
@@ -94,7 +96,7 @@ fn overlap_dense(cross: &[u32], s: u64, m: u64) -> Distances {
                 sum += len;
             }
         }
-        Distances::from_ascending(out)
+        Distances::from_vec(out)
     })
 }
 
