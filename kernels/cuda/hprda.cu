@@ -476,3 +476,58 @@ extern "C" __global__ void memtune_hprda_store(const u64* keys, const u32* tk, c
         atomicAdd(distinct, (u64)__popc(ballot));
     }
 }
+
+// --- the overlap correction of the cross counts (hprda_adjust.rs's overlap_of) ----------
+
+// Each tile's references and their total length ((l + 1) x count at distance l) of
+// cross[0..n).
+extern "C" __global__ void memtune_hprda_overlap_sums(const u32* cross, u64 n, u64* counts,
+                                                      u64* lengths)
+{
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 c = i < n ? cross[i] : 0;
+    u64 total_c, total_l;
+    memtune_hprda_block_scan<u64>(c, &total_c);
+    memtune_hprda_block_scan<u64>((i + 1) * c, &total_l);
+    if (threadIdx.x == 0) {
+        counts[blockIdx.x] = total_c;
+        lengths[blockIdx.x] = total_l;
+    }
+}
+
+// Distance d less (d x below - sum) / s, rounded, within 0..m: the same IEEE operations as
+// the CPU's, so both round alike (d x below < 2^62 for traces under 2^31 references).
+__device__ __forceinline__ u64 memtune_hprda_overlap_of(u64 d, u64 below, u64 sum, u64 s,
+                                                        u64 m)
+{
+    u64 p = d * below;
+    double over = (double)(p > sum ? p - sum : 0ull);
+    double top = (double)(m > 0 ? m - 1 : 0ull);
+    double x = (double)d - over / (double)(s > 1 ? s : 1ull);
+    x = fmin(fmax(x, 0.0), top);
+    return (u64)round(x);
+}
+
+// adjusted[a] += cross[d] for every distance d of cross[0..n), a being d corrected by the
+// distances l <= d - 2 (their count and total length: the tiles before, from count_off and
+// len_off, then the block's exclusive scan, less distance d - 1). adjusted holds m counts.
+extern "C" __global__ void memtune_hprda_overlap_apply(const u32* cross, u64 n,
+                                                       const u64* count_off,
+                                                       const u64* len_off, u64 s, u64 m,
+                                                       u32* adjusted)
+{
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 c = i < n ? cross[i] : 0;
+    u64 total;
+    u64 below = count_off[blockIdx.x] + memtune_hprda_block_scan<u64>(c, &total);
+    u64 sum = len_off[blockIdx.x] + memtune_hprda_block_scan<u64>((i + 1) * c, &total);
+    if (c == 0) {
+        return;
+    }
+    if (i > 0) {
+        u64 prev = cross[i - 1];
+        below -= prev;
+        sum -= i * prev;
+    }
+    atomicAdd(&adjusted[memtune_hprda_overlap_of(i, below, sum, s, m)], (u32)c);
+}

@@ -525,6 +525,13 @@ pub mod hprda {
     /// `memtune_hprda_store(keys, tk, lk, r: u32, nb: u32, subs: u32, c, q, grid, grid_mask: u64,
     /// distinct: *mut u64)`
     pub const STORE: &str = "memtune_hprda_store";
+    /// `memtune_hprda_overlap_sums(cross: *const u32, n: u64, counts: *mut u64,
+    /// lengths: *mut u64)`: per tile, the references and their total length.
+    pub const OVERLAP_SUMS: &str = "memtune_hprda_overlap_sums";
+    /// `memtune_hprda_overlap_apply(cross, n: u64, count_off: *const u64, len_off: *const u64,
+    /// s: u64, m: u64, adjusted: *mut u32)`: the overlap correction's counts, `adjusted`
+    /// zeroed and `m` long (at least 1).
+    pub const OVERLAP_APPLY: &str = "memtune_hprda_overlap_apply";
 
     pub const SOURCE: KernelSource = KernelSource {
         name: "hprda.cu",
@@ -541,6 +548,8 @@ pub mod hprda {
             BLOCK_FIRSTS,
             MERGE,
             STORE,
+            OVERLAP_SUMS,
+            OVERLAP_APPLY,
         ],
     };
 }

@@ -229,6 +229,8 @@ fn hprda_compiles_and_exports_every_kernel_it_names() {
         k::BLOCK_FIRSTS,
         k::MERGE,
         k::STORE,
+        k::OVERLAP_SUMS,
+        k::OVERLAP_APPLY,
     ];
     assert_eq!(k::SOURCE.entries, names);
     assert!(SOURCES.contains(&k::SOURCE), "hprda.cu is not in SOURCES");

@@ -47,6 +47,18 @@ impl Totals {
     }
 }
 
+impl Totals {
+    /// [`Totals::histogram_dense`] with [`Adjust::Overlap`] where the correction was
+    /// already applied (by the GPU): `adjusted[a]` cross references at corrected distance
+    /// `a`.
+    pub fn histogram_adjusted(&self, local: &[u32], adjusted: &[u32]) -> Histogram {
+        let local = Distances::from_dense(local);
+        let repeats = [(0, self.repeats)];
+        let repeats = &repeats[..usize::from(self.repeats > 0)];
+        self.finish(Distances::from_dense(adjusted).merge_small(&[local.as_slice(), repeats]))
+    }
+}
+
 /// The overlap correction of dense cross counts: each distance `D` less
 /// `(D · below − sum) / S`, `below` and `sum` the count and total length (`l + 1` each) of
 /// the distances `l ≤ D − 2`, rounded, at most `M − 1` (`hprda_adjust::overlap`, whose
@@ -227,6 +239,35 @@ mod tests {
                 assert_eq!(dense, pairs, "{adjust:?} over {len} counts");
             }
         }
+    }
+
+    #[test]
+    fn counts_adjusted_elsewhere_give_the_dense_histogram() {
+        // What `memtune_hprda_overlap_apply` does, one distance at a time.
+        let (m, s) = (900_000u64, 2_000_000u64);
+        let local = counts(2048, 5);
+        let cross = counts(3 * SLICE + 77, 13);
+        let mut adjusted = vec![0u32; m as usize];
+        let (mut below, mut sum) = (0u64, 0u64);
+        for (d, &n) in cross.iter().enumerate() {
+            if d >= 2 {
+                below += u64::from(cross[d - 2]);
+                sum += (d as u64 - 1) * u64::from(cross[d - 2]);
+            }
+            if n > 0 {
+                adjusted[overlap_of(d as u64, below, sum, s, m) as usize] += n;
+            }
+        }
+        let totals = Totals {
+            references: 10_000_000,
+            repeats: 17,
+            distinct: m,
+            thread_counts: s,
+        };
+        assert_eq!(
+            totals.histogram_adjusted(&local, &adjusted),
+            totals.histogram_dense(&local, &cross, Adjust::Overlap)
+        );
     }
 
     #[test]

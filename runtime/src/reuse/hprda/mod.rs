@@ -11,6 +11,7 @@
 //! each item's last block from launch to launch; the distance counts stay on the GPU until
 //! the end. The launches' buffers are allocated once, for the largest launch.
 
+mod overlap;
 mod run;
 
 use std::time::Instant;
@@ -74,7 +75,7 @@ pub struct HpRdaGpu {
     pub thread_seconds: f64,
     /// Sorting the records, block- and grid-level merges, every launch.
     pub merge_seconds: f64,
-    /// Reading the counts back.
+    /// Reading the counts back (with the overlap correction, applying it on the GPU first).
     pub read_seconds: f64,
     /// Turning the counts into the [`Histogram`], the adjustment included (on the CPU).
     pub histogram_seconds: f64,
@@ -119,7 +120,10 @@ pub fn analysis_bytes(kept: u64, config: &HpRdaConfig) -> Result<u64, ReuseError
         + 20 * subs
         + 12 * blocks
         + (1 << 20);
-    Ok(16 * kept + 16 * (grid_slots(kept) + 1) + per_launch)
+    // The overlap correction's counts (one per distinct item, at most the kept references)
+    // and its tiles' sums and offsets.
+    let overlap = 4 * kept + 32 * kept.div_ceil(u64::from(k::BLOCK)) + 64;
+    Ok(16 * kept + 16 * (grid_slots(kept) + 1) + per_launch + overlap)
 }
 
 /// The bytes of device memory `analyze` needs at most for `n` references of which `kept`
@@ -186,8 +190,12 @@ pub fn analyze(
         distinct: counted.distinct,
         thread_counts: counted.thread_counts,
     };
-    // The dense counts adjusted slice by slice on every core.
-    out.histogram = totals.histogram_dense(&counted.dense, &counted.cross, config.adjust);
+    out.histogram = if counted.adjusted {
+        totals.histogram_adjusted(&counted.dense, &counted.cross)
+    } else {
+        // The dense counts adjusted slice by slice on every core.
+        totals.histogram_dense(&counted.dense, &counted.cross, config.adjust)
+    };
     out.histogram_seconds = building.elapsed().as_secs_f64();
     Ok(out)
 }

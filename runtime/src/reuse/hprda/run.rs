@@ -7,7 +7,7 @@ use std::time::Instant;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
-use memtune_core::reuse::hprda::HpRdaConfig;
+use memtune_core::reuse::hprda::{Adjust, HpRdaConfig};
 use memtune_kernels::reuse as rk;
 use memtune_kernels::{compile_ptx, hprda as k, CompiledPtx};
 
@@ -34,6 +34,8 @@ pub(super) struct Hp {
     block_firsts: CudaFunction,
     merge: CudaFunction,
     store: CudaFunction,
+    pub(super) overlap_sums: CudaFunction,
+    pub(super) overlap_apply: CudaFunction,
 }
 
 /// PTX of `hprda.cu`, `reuse.cu` and `reuse_radix.cu`.
@@ -83,6 +85,8 @@ pub(super) fn load(gpu: &Context) -> Result<(Hp, Kernels), Error> {
         block_firsts: f(k::BLOCK_FIRSTS)?,
         merge: f(k::MERGE)?,
         store: f(k::STORE)?,
+        overlap_sums: f(k::OVERLAP_SUMS)?,
+        overlap_apply: f(k::OVERLAP_APPLY)?,
     };
     Ok((hp, reuse::load(gpu, &reuse_ptx, &radix_ptx)?))
 }
@@ -91,8 +95,10 @@ pub(super) fn load(gpu: &Context) -> Result<(Hp, Kernels), Error> {
 pub(super) struct Counted {
     /// References at each distance inside sub-traces, up to the largest.
     pub(super) dense: Vec<u32>,
-    /// References at each distance between sub-traces, up to the largest.
+    /// References at each distance between sub-traces, up to the largest; with `adjusted`,
+    /// at each distance the overlap correction gave them, below the distinct items.
     pub(super) cross: Vec<u32>,
+    pub(super) adjusted: bool,
     pub(super) distinct: u64,
     pub(super) thread_counts: u64,
     /// Distances that fell outside the counts (none unless there is a bug).
@@ -175,7 +181,7 @@ fn scan_tiles(
 }
 
 /// `len` values of `T` on the GPU, zeroed (one at least: a buffer no kernel reads).
-fn buffer<T: DeviceRepr + ValidAsZeroBits>(
+pub(super) fn buffer<T: DeviceRepr + ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
     len: u64,
 ) -> Result<CudaSlice<T>, Error> {
@@ -486,12 +492,26 @@ pub(super) fn run(
     } else {
         Vec::new()
     };
-    let cross = ring.download(&stream, &cross, used)?;
+    let adjusted = config.adjust == Adjust::Overlap;
+    let cross = if adjusted {
+        super::overlap::adjust(
+            &stream,
+            hp,
+            ring,
+            &cross,
+            used as u32,
+            thread_counts,
+            distinct,
+        )?
+    } else {
+        ring.download(&stream, &cross, used)?
+    };
     out.read_seconds = lap();
     out.seconds = began.elapsed().as_secs_f64();
     Ok(Counted {
         dense,
         cross,
+        adjusted,
         distinct,
         thread_counts,
         lost,
