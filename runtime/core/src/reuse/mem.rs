@@ -3,9 +3,6 @@
 //! entry per reference; on 4 KiB pages nearly every such read also misses the CPU's TLB,
 //! and each read waits for DRAM unless it was asked for ahead.
 
-/// Below this, an array is not worth advising.
-const HUGE_PAGE: usize = 2 << 20;
-
 /// `n` copies of `value`, the memory advised for huge pages before it is first touched.
 pub(crate) fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
     let mut v: Vec<T> = Vec::with_capacity(n);
@@ -16,6 +13,8 @@ pub(crate) fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
 
 #[cfg(target_os = "linux")]
 fn advise(ptr: *mut u8, bytes: usize) {
+    // Only the whole huge pages (2 MiB on x86-64 and most aarch64 kernels) inside it.
+    const HUGE_PAGE: usize = 2 << 20;
     let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
     let end = (ptr as usize).saturating_add(bytes) / HUGE_PAGE * HUGE_PAGE;
     if end > start {

@@ -77,7 +77,8 @@ pub struct HpRdaGpu {
     pub merge_seconds: f64,
     /// Reading the counts back (with the overlap correction, applying it on the GPU first).
     pub read_seconds: f64,
-    /// Turning the counts into the [`Histogram`], the adjustment included (on the CPU).
+    /// Turning the counts into the [`Histogram`] on the CPU, formulas 2 and 3 included
+    /// (the overlap correction runs on the GPU).
     pub histogram_seconds: f64,
 }
 

@@ -98,6 +98,7 @@ pub(super) struct Counted {
     /// References at each distance between sub-traces, up to the largest; with `adjusted`,
     /// at each distance the overlap correction gave them, below the distinct items.
     pub(super) cross: Vec<u32>,
+    /// Whether `cross` holds the overlap correction's counts.
     pub(super) adjusted: bool,
     pub(super) distinct: u64,
     pub(super) thread_counts: u64,
