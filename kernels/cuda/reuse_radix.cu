@@ -1,8 +1,9 @@
 // The stable sort by item of exact-gpu: a least-significant-digit radix sort of a part's
 // items (u64) with their global positions (u32). The method, and a CPU model of these
 // kernels step for step, are in runtime/core/src/reuse/radix.rs:
-//   1. memtune_reuse_varying: the bits in which some item differs from the part's first;
-//      the host runs one pass per digit of 8 bits that covers them, none for the rest;
+//   1. memtune_reuse_varying (or memtune_reuse_widen, on a chunk uploaded as 32-bit
+//      offsets): the bits in which some item differs from the part's first; the host
+//      runs one pass per digit of 8 bits that covers them, none for the rest;
 //   2. per pass: memtune_reuse_radix_count (each tile's digit counts, digit-major),
 //      memtune_reuse_scan_* (their exclusive prefix sums: where each tile's run of each
 //      digit goes) and memtune_reuse_radix_scatter (each tile's keys ranked stably by
@@ -60,21 +61,10 @@ __device__ u32 memtune_block_exclusive(u32 v, u32* warp_sums, u32* total)
     return before + x - v;
 }
 
-// OR of items[k] ^ first over the block's tile, added into *varying (zeroed before the
-// first launch; the upload runs this on each chunk as it arrives).
-extern "C" __global__ void memtune_reuse_varying(const u64* items, u32 n, u64 first,
-                                                 u64* varying)
+// ORs the block's `acc` (every thread's) into *varying, skipping a zero.
+__device__ void memtune_or_into(u64 acc, u64* varying)
 {
     __shared__ u64 warp_or[MEMTUNE_RADIX_WARPS];
-    u64 tile = (u64)blockIdx.x * MEMTUNE_RADIX_TILE;
-    u64 acc = 0;
-#pragma unroll
-    for (u32 r = 0; r < MEMTUNE_RADIX_PER_THREAD; ++r) {
-        u64 k = tile + r * MEMTUNE_RADIX_THREADS + threadIdx.x;
-        if (k < n) {
-            acc |= items[k] ^ first;
-        }
-    }
     for (u32 o = 16; o > 0; o >>= 1) {
         acc |= __shfl_xor_sync(0xffffffffu, acc, o);
     }
@@ -91,6 +81,43 @@ extern "C" __global__ void memtune_reuse_varying(const u64* items, u32 n, u64 fi
             atomicOr(varying, all);
         }
     }
+}
+
+// OR of items[k] ^ first over the block's tile, added into *varying (zeroed before the
+// first launch; the upload runs this on each chunk as it arrives).
+extern "C" __global__ void memtune_reuse_varying(const u64* items, u32 n, u64 first,
+                                                 u64* varying)
+{
+    u64 tile = (u64)blockIdx.x * MEMTUNE_RADIX_TILE;
+    u64 acc = 0;
+#pragma unroll
+    for (u32 r = 0; r < MEMTUNE_RADIX_PER_THREAD; ++r) {
+        u64 k = tile + r * MEMTUNE_RADIX_THREADS + threadIdx.x;
+        if (k < n) {
+            acc |= items[k] ^ first;
+        }
+    }
+    memtune_or_into(acc, varying);
+}
+
+// A chunk uploaded as 32-bit words (word = item - first + 2^31, modulo 2^64, which the
+// host checked is below 2^32): widens the block's tile into items, ORing item ^ first
+// into *varying as memtune_reuse_varying does.
+extern "C" __global__ void memtune_reuse_widen(const u32* words, u32 n, u64 first,
+                                               u64* items, u64* varying)
+{
+    u64 tile = (u64)blockIdx.x * MEMTUNE_RADIX_TILE;
+    u64 acc = 0;
+#pragma unroll
+    for (u32 r = 0; r < MEMTUNE_RADIX_PER_THREAD; ++r) {
+        u64 k = tile + r * MEMTUNE_RADIX_THREADS + threadIdx.x;
+        if (k < n) {
+            u64 item = first + (u64)words[k] - (1ull << 31);
+            items[k] = item;
+            acc |= item ^ first;
+        }
+    }
+    memtune_or_into(acc, varying);
 }
 
 // Counts the digits at `shift` of the block's tile of keys into

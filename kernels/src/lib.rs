@@ -435,6 +435,10 @@ pub mod reuse {
     /// `memtune_reuse_varying(items: *const u64, n: u32, first: u64, varying: *mut u64)`:
     /// ORs `item ^ first` into `*varying`; one block a tile of [`RADIX_TILE`].
     pub const VARYING: &str = "memtune_reuse_varying";
+    /// `memtune_reuse_widen(words: *const u32, n: u32, first: u64, items: *mut u64,
+    /// varying: *mut u64)`: `items[k] = first + words[k] - 2^31` (modulo 2^64), and ORs
+    /// `items[k] ^ first` into `*varying` as [`VARYING`] does; one block a tile.
+    pub const WIDEN: &str = "memtune_reuse_widen";
     /// `memtune_reuse_radix_count(keys: *const u64, n: u32, shift: u32, counts: *mut u32)`:
     /// [`RADIX`] counts per tile, digit-major.
     pub const RADIX_COUNT: &str = "memtune_reuse_radix_count";
@@ -471,6 +475,7 @@ pub mod reuse {
         source: include_str!("../cuda/reuse_radix.cu"),
         entries: &[
             VARYING,
+            WIDEN,
             RADIX_COUNT,
             SCAN_REDUCE,
             SCAN_SUMS,

@@ -2,8 +2,9 @@
 //! shape the kernels treat apart (one radix or sort tile, part tiles, tiles and a few
 //! entries, many merge levels, one item, no reuse, items differing in every bit, only in
 //! high or low bits, in two far fields), on one GPU and cut into parts (GPU 0 twice stands
-//! for two GPUs; every visible GPU too), and a trace long enough to go up through the
-//! pinned buffers in several chunks, the last one part full. Each part's radix passes are
+//! for two GPUs; every visible GPU too), and traces long enough to go up through the
+//! pinned buffers in several chunks, the last one part full, packed as 32-bit offsets or
+//! not. Each part's radix passes are
 //! those the CPU model takes for its items. GPU tests: they run only with
 //! `MEMTUNE_GPU_TESTS=1`.
 
@@ -133,20 +134,24 @@ fn exact_gpu_equals_exact_cpu_through_the_pinned_upload() {
         return;
     }
     // Two 32 MiB chunks of references and part of a third: one GPU takes the ring; as two
-    // parts each still does. The differing bits are reduced chunk by chunk: one item of
-    // the last chunk differs in bit 60 as well, which adds a pass. The counts come back
+    // parts each still does. Chunks whose items lie within 2^31 of the first go up as
+    // 32-bit offsets and are widened on the GPU; one item 2^60 away sends its chunk, and
+    // every chunk after it, as it is: in the last chunk, then in the first. The differing
+    // bits are reduced chunk by chunk, so that item adds a pass. The counts come back
     // through the ring too.
-    let mut trace = xorshift(11, (9 << 20) + 123, 1 << 21);
-    let last = trace.len() - 5;
-    trace[last] |= 1 << 60;
-    let want = exact(&trace);
-    for ordinals in [vec![0], vec![0, 0]] {
-        match analyze(&trace, &ordinals) {
-            Ok(got) => {
-                assert_eq!(got.histogram, want, "on {ordinals:?}");
-                check_passes(&trace, &got, &format!("on {ordinals:?}"));
+    for far in [(9 << 20) + 118, 100] {
+        let mut trace = xorshift(11 + far as u64, (9 << 20) + 123, 1 << 21);
+        trace[far] |= 1 << 60;
+        let want = exact(&trace);
+        for ordinals in [vec![0], vec![0, 0]] {
+            let what = format!("item {far} far, on {ordinals:?}");
+            match analyze(&trace, &ordinals) {
+                Ok(got) => {
+                    assert_eq!(got.histogram, want, "{what}");
+                    check_passes(&trace, &got, &what);
+                }
+                Err(e) => panic!("{what}: {e}"),
             }
-            Err(e) => panic!("on {ordinals:?}: {e}"),
         }
     }
     // A loop over 9 Mi items, twice: every reuse at distance 9 Mi - 1, so the counts

@@ -1,14 +1,15 @@
 //! The three phases of one part of an exact GPU analysis, on its GPU and in its
 //! workspace, with a barrier between them (see the parent module).
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 use memtune_kernels::reuse as k;
 
 use super::kernels::{grid, radix_grid, sort_next, Entries, Kernels};
 use super::peer::{peer_copy, put, take, too_short, Peer};
-use super::upload::Ring;
+use super::upload::{Arrived, Ring};
 use super::workspace::Workspace;
 use super::{radix, GpuReuseError, Job, Shared};
 use crate::gpu::{cuda, Context, Error};
@@ -38,6 +39,47 @@ pub(super) struct Done {
     pub(super) seconds: [f64; 3],
     pub(super) upload: f64,
     pub(super) passes: usize,
+}
+
+/// ORs the differences of an uploaded chunk's items from `first` into `varying`, first
+/// widening a packed chunk into its items.
+pub(super) fn widen_or_reduce(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    chunk: Arrived<'_>,
+    first: u64,
+    varying: &mut CudaSlice<u64>,
+) -> Result<(), Error> {
+    match chunk {
+        Arrived::Raw(items) => {
+            let len = items.len() as u32;
+            launch!(
+                stream,
+                &kernels.varying,
+                radix_grid(len.div_ceil(k::RADIX_TILE)),
+                "memtune_reuse_varying",
+                &items,
+                &len,
+                &first,
+                varying
+            );
+        }
+        Arrived::Packed { words, mut items } => {
+            let len = words.len() as u32;
+            launch!(
+                stream,
+                &kernels.widen,
+                radix_grid(len.div_ceil(k::RADIX_TILE)),
+                "memtune_reuse_widen",
+                &words,
+                &len,
+                &first,
+                &mut items,
+                varying
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The three phases of one part in its workspace `ws`.
@@ -72,20 +114,13 @@ pub(super) fn phases(
     let first = items.first().copied().unwrap_or(0);
     {
         let varying = &mut ws.varying;
-        ring.upload(&stream, items, &mut ws.keys[0], |dst, range| {
-            let len = range.len() as u32;
-            let chunk = dst.slice(range);
-            launch!(
-                stream,
-                &kernels.varying,
-                radix_grid(len.div_ceil(k::RADIX_TILE)),
-                "memtune_reuse_varying",
-                &chunk,
-                &len,
-                &first,
-                &mut *varying
-            );
-            Ok(())
+        let [dst, spare] = &mut ws.keys;
+        // SAFETY: every bit pattern is a valid u32; the upload writes a chunk's words
+        // before the widening reads them, and the first radix pass overwrites the rest.
+        let mut staging = unsafe { spare.transmute_mut::<u32>(n as usize) }
+            .ok_or_else(|| too_short("the spare keys as packed words"))?;
+        ring.upload(&stream, items, dst, Some(&mut staging), |chunk| {
+            widen_or_reduce(&stream, kernels, chunk, first, varying)
         })?;
     }
     let upload = uploading.elapsed().as_secs_f64();

@@ -6,7 +6,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{
+    CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
+    PinnedHostSlice,
+};
 
 use crate::gpu::{cuda, Context, Error};
 
@@ -48,48 +51,63 @@ impl Ring {
         })
     }
 
-    /// Copies `items` into `dst` (as long), calling `arrived(dst, range)` once the copy of
-    /// each chunk `range` is enqueued: what it launches on the stream runs after that copy,
-    /// beside the next chunk's. Returns when everything is copied and run.
+    /// Copies `items` into `dst` (as long) and calls `arrived` once the copy of each chunk
+    /// is enqueued: what it launches on the stream runs after that copy, beside the next
+    /// chunk's. With `staging` (as many words as `items`, on the GPU), a chunk whose items
+    /// all lie within 2^31 of `items[0]` goes up as 32-bit offsets ([`pack`]) into
+    /// `staging`, half the bytes, and `arrived` gets them to widen into `dst`; other chunks
+    /// (and all after the first such) go up as they are. Returns when everything is copied
+    /// and run.
     pub(super) fn upload(
         &mut self,
         stream: &Arc<CudaStream>,
         items: &[u64],
         dst: &mut CudaSlice<u64>,
-        mut arrived: impl FnMut(&CudaSlice<u64>, Range<usize>) -> Result<(), Error>,
+        mut staging: Option<&mut CudaViewMut<'_, u32>>,
+        mut arrived: impl FnMut(Arrived<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         if self.buffers.is_empty() {
             stream
                 .memcpy_htod(items, dst)
                 .map_err(cuda("cuMemcpyHtoD"))?;
-            arrived(dst, 0..items.len())?;
+            arrived(Arrived::Raw(dst.slice(0..items.len())))?;
             return stream.synchronize().map_err(cuda("cuStreamSynchronize"));
         }
+        let first = items.first().copied().unwrap_or(0);
         let ring = self.buffers.len();
+        let threads = self.threads;
         for (c, chunk) in items.chunks(CHUNK).enumerate() {
             let (pinned, done) = &mut self.buffers[c % ring];
             // The buffer's previous copy has finished before it is refilled.
             done.synchronize().map_err(cuda("cuEventSynchronize"))?;
             let host = pinned.as_mut_slice().map_err(cuda("cuEventSynchronize"))?;
-            fill(&mut host[..chunk.len()], chunk, self.threads);
             let range = c * CHUNK..c * CHUNK + chunk.len();
-            {
-                let mut view = dst.slice_mut(range.clone());
-                let (ptr, _guard) = view.device_ptr_mut(stream);
-                // SAFETY: `host[..len]` is page-locked and stays alive and untouched until
-                // `done`, recorded just after, has completed; `ptr` holds `len` values on
-                // this stream's context.
-                unsafe {
-                    cudarc::driver::result::memcpy_htod_async(
-                        ptr,
-                        &host[..chunk.len()],
-                        stream.cu_stream(),
-                    )
+            let packed = match staging.as_deref_mut() {
+                Some(staged) if pack(&mut words(host)[..chunk.len()], chunk, first, threads) => {
+                    let mut view = staged.slice_mut(range.clone());
+                    enqueue(stream, &mut view, &words(host)[..chunk.len()])?;
+                    true
                 }
-                .map_err(cuda("cuMemcpyHtoDAsync"))?;
+                _ => false,
+            };
+            if !packed {
+                // Items too far apart to pack: the rest of the trace goes up as it is.
+                staging = None;
+                fill(&mut host[..chunk.len()], chunk, threads);
+                enqueue(
+                    stream,
+                    &mut dst.slice_mut(range.clone()),
+                    &host[..chunk.len()],
+                )?;
             }
             done.record(stream).map_err(cuda("cuEventRecord"))?;
-            arrived(dst, range)?;
+            match staging.as_deref() {
+                Some(staged) if packed => arrived(Arrived::Packed {
+                    words: staged.slice(range.clone()),
+                    items: dst.slice_mut(range),
+                })?,
+                _ => arrived(Arrived::Raw(dst.slice(range)))?,
+            }
         }
         stream.synchronize().map_err(cuda("cuStreamSynchronize"))
     }
@@ -156,6 +174,75 @@ impl Ring {
     }
 }
 
+/// A chunk on the GPU, as [`Ring::upload`] hands it over.
+pub(super) enum Arrived<'a> {
+    /// The items themselves, in `dst`.
+    Raw(CudaView<'a, u64>),
+    /// The items as 32-bit offsets (`item - first + 2^31`, modulo 2^64), for a kernel to
+    /// widen into `items`.
+    Packed {
+        words: CudaView<'a, u32>,
+        items: CudaViewMut<'a, u64>,
+    },
+}
+
+/// Enqueues the copy of `host` (page-locked) into `dst` on `stream`.
+fn enqueue<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    dst: &mut CudaViewMut<'_, T>,
+    host: &[T],
+) -> Result<(), Error> {
+    let (ptr, _guard) = dst.device_ptr_mut(stream);
+    // SAFETY: `host` is page-locked and, by the caller, stays alive and untouched until
+    // an event recorded after this copy has completed; `ptr` holds `host.len()` values on
+    // this stream's context.
+    unsafe { cudarc::driver::result::memcpy_htod_async(ptr, host, stream.cu_stream()) }
+        .map_err(cuda("cuMemcpyHtoDAsync"))
+}
+
+/// Offset added to `item - first` so that items on either side of `first` pack.
+const PACK_OFFSET: u64 = 1 << 31;
+
+/// Writes `src[k] - first + 2^31` (modulo 2^64) into `dst[k]` on up to `threads` threads;
+/// false (and `dst` partly written) when some item does not fit in 32 bits that way.
+fn pack(dst: &mut [u32], src: &[u64], first: u64, threads: usize) -> bool {
+    let per = src.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = dst
+            .chunks_mut(per)
+            .zip(src.chunks(per))
+            .map(|(d, c)| s.spawn(move || pack_one(d, c, first)))
+            .collect();
+        handles
+            .into_iter()
+            .all(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })
+}
+
+/// [`pack`] on one thread, a block of values at a time (a loop the compiler vectorises).
+fn pack_one(dst: &mut [u32], src: &[u64], first: u64) -> bool {
+    for (d, c) in dst.chunks_mut(4096).zip(src.chunks(4096)) {
+        let mut high = 0u64;
+        for (w, &x) in d.iter_mut().zip(c) {
+            let v = x.wrapping_sub(first).wrapping_add(PACK_OFFSET);
+            high |= v >> 32;
+            *w = v as u32;
+        }
+        if high != 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// The item a packed word stands for (what `memtune_reuse_widen` computes).
+#[cfg(test)]
+fn widen(word: u32, first: u64) -> u64 {
+    first
+        .wrapping_add(u64::from(word))
+        .wrapping_sub(PACK_OFFSET)
+}
+
 /// A buffer of `u64` as twice as many `u32`.
 fn words(buf: &mut [u64]) -> &mut [u32] {
     // SAFETY: the same bytes, exclusively borrowed for as long; `u32` is aligned at most
@@ -184,6 +271,52 @@ mod tests {
         assert_eq!(w.len(), 4);
         w[3] = 9;
         assert_eq!(buf[1] >> 32, 9);
+    }
+
+    #[test]
+    fn packed_words_widen_back_to_the_items_on_either_side_of_the_first() {
+        let first = 0x7f00_1234_5678u64;
+        let src: Vec<u64> = [
+            first,
+            first - (1 << 31),
+            first + (1 << 31) - 1,
+            first + 64,
+            first - 4096,
+        ]
+        .into_iter()
+        .cycle()
+        .take(10_001)
+        .collect();
+        for threads in [1, 3, 8] {
+            let mut dst = vec![0u32; src.len()];
+            assert!(pack(&mut dst, &src, first, threads), "{threads} threads");
+            let back: Vec<u64> = dst.iter().map(|&w| widen(w, first)).collect();
+            assert_eq!(back, src, "{threads} threads");
+        }
+        // Near the ends of the u64 range, the offsets wrap and still pack.
+        let low = [0u64, 5, u64::MAX - 3];
+        let mut dst = [0u32; 3];
+        assert!(pack(&mut dst, &low, 1, 1));
+        assert_eq!(dst.map(|w| widen(w, 1)), low);
+    }
+
+    #[test]
+    fn an_item_2_to_the_31_or_more_away_does_not_pack() {
+        let first = 1u64 << 40;
+        for far in [first + (1 << 31), first - (1 << 31) - 1, 0, u64::MAX] {
+            // Anywhere in the chunk, on any thread.
+            for at in [0, 5000, 9999] {
+                let mut src = vec![first + 7; 10_000];
+                src[at] = far;
+                let mut dst = vec![0u32; src.len()];
+                for threads in [1, 4] {
+                    assert!(
+                        !pack(&mut dst, &src, first, threads),
+                        "{far:#x} at {at}, {threads} threads"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

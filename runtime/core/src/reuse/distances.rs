@@ -15,28 +15,41 @@ impl Distances {
     /// into its place (one vector, no merge), so the GPU modes' counts of millions of
     /// distances become the histogram in a few milliseconds.
     pub fn from_dense<N: Copy + Into<u64> + Sync>(dense: &[N]) -> Distances {
+        Distances::from_dense_summed(dense).0
+    }
+
+    /// [`Distances::from_dense`] and the sum of the counts, taken in the same pass.
+    pub fn from_dense_summed<N: Copy + Into<u64> + Sync>(dense: &[N]) -> (Distances, u64) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(dense.len() / PARALLEL_SLICE);
         if threads <= 1 {
-            return Distances(nonzero(dense, 0).collect());
+            let sum = dense.iter().map(|&n| n.into()).sum();
+            return (Distances(nonzero(dense, 0).collect()), sum);
         }
         let slice = dense.len().div_ceil(threads);
         let slices: Vec<&[N]> = dense.chunks(slice).collect();
-        let counts: Vec<usize> = std::thread::scope(|s| {
+        let counts: Vec<(usize, u64)> = std::thread::scope(|s| {
             let handles: Vec<_> = slices
                 .iter()
-                .map(|c| s.spawn(move || c.iter().filter(|&&n| n.into() > 0).count()))
+                .map(|c| {
+                    s.spawn(move || {
+                        c.iter().fold((0, 0), |(k, sum), &n| {
+                            let n: u64 = n.into();
+                            (k + usize::from(n > 0), sum + n)
+                        })
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        let mut out = vec![(0u64, 0u64); counts.iter().sum()];
+        let mut out = vec![(0u64, 0u64); counts.iter().map(|c| c.0).sum()];
         std::thread::scope(|s| {
             let mut rest = out.as_mut_slice();
-            for (i, (c, &k)) in slices.iter().zip(&counts).enumerate() {
+            for (i, (c, &(k, _))) in slices.iter().zip(&counts).enumerate() {
                 let (mine, tail) = rest.split_at_mut(k);
                 rest = tail;
                 let base = (i * slice) as u64;
@@ -47,7 +60,7 @@ impl Distances {
                 });
             }
         });
-        Distances(out)
+        (Distances(out), counts.iter().map(|c| c.1).sum())
     }
 
     /// From pairs in ascending order of distance (equal distances next to each other are
@@ -306,6 +319,7 @@ mod tests {
         let d = Distances::from_dense(&[0u32, 4, 0, 1]);
         assert_eq!(d, Distances::from([(1, 4), (3, 1)]));
         assert!(Distances::from_dense::<u64>(&[]).is_empty());
+        assert_eq!(Distances::from_dense_summed(&[0u32, 4, 0, 1]).1, 5);
     }
 
     #[test]
@@ -321,8 +335,9 @@ mod tests {
             })
             .collect();
         let serial = Distances(nonzero(&dense, 0).collect());
-        let d = Distances::from_dense(&dense);
+        let (d, sum) = Distances::from_dense_summed(&dense);
         assert_eq!(d, serial);
+        assert_eq!(sum, dense.iter().map(|&n| u64::from(n)).sum::<u64>());
         assert!(d.iter().all(|&(_, n)| n > 0));
         assert!(d.keys().zip(d.keys().skip(1)).all(|(a, b)| a < b));
     }

@@ -234,9 +234,7 @@ pub fn count(dense: &mut Vec<u64>, d: u32) {
 /// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
 /// one per distinct item.
 pub fn from_dense<N: Copy + Into<u64> + Sync>(references: u64, dense: &[N]) -> Histogram {
-    let exact = Distances::from_dense(dense);
-    // The dense counts are a quarter of the pairs' bytes, or less.
-    let finite: u64 = dense.iter().map(|&n| n.into()).sum();
+    let (exact, finite) = Distances::from_dense_summed(dense);
     let cold = references.saturating_sub(finite);
     Histogram {
         references,

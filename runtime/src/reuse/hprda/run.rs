@@ -11,7 +11,8 @@ use memtune_core::reuse::hprda::{Adjust, HpRdaConfig};
 use memtune_kernels::reuse as rk;
 use memtune_kernels::{compile_ptx, hprda as k, CompiledPtx};
 
-use super::super::kernels::{self as reuse, grid, radix_grid, zeros, Kernels};
+use super::super::kernels::{self as reuse, grid, zeros, Kernels};
+use super::super::phases::widen_or_reduce;
 use super::super::radix::{scan_lens, sort, Buffers};
 use super::super::upload::Ring;
 use super::super::workspace::uninit;
@@ -205,20 +206,8 @@ fn preprocess(
     let mut raw = uninit::<u64>(stream, n.into())?;
     let mut varying = buffer::<u64>(stream, 1)?;
     let first = items.first().copied().unwrap_or(0);
-    ring.upload(stream, items, &mut raw, |dst, range| {
-        let len = range.len() as u32;
-        let chunk = dst.slice(range);
-        launch!(
-            stream,
-            &kernels.varying,
-            radix_grid(len.div_ceil(rk::RADIX_TILE)),
-            "memtune_reuse_varying",
-            &chunk,
-            &len,
-            &first,
-            &mut varying
-        );
-        Ok(())
+    ring.upload(stream, items, &mut raw, None, |chunk| {
+        widen_or_reduce(stream, kernels, chunk, first, &mut varying)
     })?;
     let varying = read_one(stream, &varying, 0)?;
     out.upload_seconds = clock.elapsed().as_secs_f64();
