@@ -99,17 +99,23 @@ __device__ __forceinline__ memtune_tile_span memtune_span(u64 tile, u32 n, u32 w
 }
 
 // Next uses within a part from its items sorted: next[p - base] for each global position
-// p of the part; total + p for a use last in the part.
+// p of the part; total + p for a use last in the part, whose count (the part's distinct
+// items) is added into *lasts (one atomic per warp).
 extern "C" __global__ void memtune_reuse_next(const u64* items, const u32* positions, u32 n,
-                                              u32 base, u32 total, u32* next)
+                                              u32 base, u32 total, u32* next, u32* lasts)
 {
     u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) {
-        return;
+    bool last = false;
+    if (k < n) {
+        u32 p = positions[k];
+        bool same = k + 1 < n && items[k + 1] == items[k];
+        next[p - base] = same ? positions[k + 1] : total + p;
+        last = !same;
     }
-    u32 p = positions[k];
-    bool same = k + 1 < n && items[k + 1] == items[k];
-    next[p - base] = same ? positions[k + 1] : total + p;
+    u32 ballot = __ballot_sync(0xffffffffu, last);
+    if ((threadIdx.x & 31) == 0 && ballot != 0) {
+        atomicAdd(lasts, (u32)__popc(ballot));
+    }
 }
 
 // A part's uses still without a next use take their item's first use in a later part

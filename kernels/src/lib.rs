@@ -410,7 +410,8 @@ pub mod reuse {
     pub const RADIX_BITS: u32 = 8;
     pub const RADIX: u32 = 1 << RADIX_BITS;
 
-    /// `memtune_reuse_next(items, positions, n, base, total, next: *mut u32)`
+    /// `memtune_reuse_next(items, positions, n, base, total, next: *mut u32, lasts: *mut u32)`:
+    /// `*lasts` gains the part's distinct items.
     pub const NEXT: &str = "memtune_reuse_next";
     /// `memtune_reuse_resolve(items, positions, n, base, total, next, later_items, later_positions, later_n)`
     pub const RESOLVE: &str = "memtune_reuse_resolve";

@@ -32,11 +32,13 @@ pub mod hprda;
 mod kernels;
 mod peer;
 mod phases;
+mod prefault;
 mod radix;
 pub mod replay;
 mod upload;
 mod workspace;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -134,6 +136,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
         dense: (0..parts).map(|_| Mutex::new(None)).collect(),
         contexts: (0..parts).map(|_| Mutex::new(None)).collect(),
         bases: bounds.iter().map(|r| r.start as u32).collect(),
+        distinct: AtomicU64::new(0),
         phases: Phases::new(parts),
     };
     let start = Mutex::new(None::<Instant>);
@@ -179,10 +182,15 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
     }
     let merging = Instant::now();
     let mut dense = Vec::new();
+    let mut pairs = Vec::new();
     let mut out = Vec::new();
     let mut ended = None::<Instant>;
-    for (d, part, end) in results.into_iter().flatten() {
-        // Part 0 brings the sum (the others bring nothing): taken, not copied.
+    for (d, p, part, end) in results.into_iter().flatten() {
+        // Part 0 brings the sum and the pairs' buffer (the others bring nothing): taken,
+        // not copied.
+        if pairs.is_empty() {
+            pairs = p;
+        }
         if dense.is_empty() {
             dense = d;
         } else {
@@ -198,7 +206,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
     }
     let merge = merging.elapsed().as_secs_f64();
     let converting = Instant::now();
-    let histogram = nextuse::from_dense(total, &dense);
+    let histogram = nextuse::from_dense_in(total, &dense, pairs);
     let histogram_seconds = converting.elapsed().as_secs_f64();
     let began = start.lock().ok().and_then(|s| *s);
     let seconds = match (began, ended) {
@@ -213,9 +221,9 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
     })
 }
 
-/// The distance counts of every part (index = distance; part 0 returns them, the others
-/// nothing), what its GPU did, and when it ended.
-type Finished = (Vec<u32>, GpuPart, Instant);
+/// The distance counts of every part (index = distance) and a buffer for the histogram's
+/// pairs (part 0 returns them, the others nothing), what its GPU did, and when it ended.
+type Finished = (Vec<u32>, Vec<(u64, u64)>, GpuPart, Instant);
 
 /// Where each part's sorted items with positions, and sorted next uses, lie on its GPU,
 /// for the earlier parts to copy.
@@ -228,6 +236,8 @@ struct Shared {
     contexts: Vec<Mutex<Option<usize>>>,
     /// Each part's first position.
     bases: Vec<u32>,
+    /// The parts' distinct items, summed (each counted within its part).
+    distinct: AtomicU64,
     phases: Phases,
 }
 
@@ -295,7 +305,7 @@ fn worker(
         radix_passes: done.passes,
     };
     // The buffers and the context are freed after this, outside the analysis's time.
-    Ok((done.merged, part, Instant::now()))
+    Ok((done.merged, done.pairs, part, Instant::now()))
 }
 
 #[cfg(test)]

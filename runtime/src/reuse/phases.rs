@@ -1,6 +1,7 @@
 //! The three phases of one part of an exact GPU analysis, on its GPU and in its
 //! workspace, with a barrier between them (see the parent module).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,6 +10,7 @@ use memtune_kernels::reuse as k;
 
 use super::kernels::{grid, radix_grid, sort_next, Entries, Kernels};
 use super::peer::{peer_copy, put, take, too_short, Peer};
+use super::prefault::Prefault;
 use super::upload::{Arrived, Ring};
 use super::workspace::Workspace;
 use super::{radix, GpuReuseError, Job, Shared};
@@ -32,10 +34,12 @@ impl From<GpuReuseError> for Step {
     }
 }
 
-/// What the phases of one part leave: the merged distance counts (part 0; the others
-/// bring none), each phase's seconds, the upload's, and the radix passes run.
+/// What the phases of one part leave: the merged distance counts and a buffer for the
+/// histogram's pairs (part 0; the others bring none), each phase's seconds, the upload's,
+/// and the radix passes run.
 pub(super) struct Done {
     pub(super) merged: Vec<u32>,
+    pub(super) pairs: Vec<(u64, u64)>,
     pub(super) seconds: [f64; 3],
     pub(super) upload: f64,
     pub(super) passes: usize,
@@ -125,6 +129,9 @@ pub(super) fn phases(
     }
     let upload = uploading.elapsed().as_secs_f64();
     let passes = radix::sort_items(&stream, kernels, ws, n, job.base)?;
+    stream
+        .memset_zeros(&mut ws.distinct)
+        .map_err(cuda("cuMemsetD8Async"))?;
     launch!(
         stream,
         &kernels.next,
@@ -135,9 +142,17 @@ pub(super) fn phases(
         &n,
         &job.base,
         &job.total,
-        &mut ws.next
+        &mut ws.next,
+        &mut ws.distinct
     );
+    let distinct = stream
+        .clone_dtoh(&ws.distinct)
+        .map_err(cuda("cuMemcpyDtoH"))?;
     sync()?;
+    shared.distinct.fetch_add(
+        distinct.first().copied().map_or(0, u64::from),
+        Ordering::Relaxed,
+    );
     if job.g > 0 {
         let (a, _) = ws.keys[0].device_ptr(&stream);
         let (b, _) = ws.vals[0].device_ptr(&stream);
@@ -152,6 +167,15 @@ pub(super) fn phases(
     }
     shared.phases.wait()?;
     lap(0);
+    // Every part's distinct items are counted: their sum bounds the distances, whose
+    // buffers on the host part 0 prepares while the GPUs work.
+    let prefault = (job.g == 0).then(|| {
+        let bound = shared
+            .distinct
+            .load(Ordering::Relaxed)
+            .min(u64::from(job.total));
+        Prefault::start(bound as usize)
+    });
 
     // Phase 2: last uses resolved against later parts (copied from their GPUs); next uses
     // sorted, counting, in the radix sort's spare buffers.
@@ -278,8 +302,8 @@ pub(super) fn phases(
     }
     // Every part's counts are published (and the later parts' next uses were read).
     shared.phases.wait()?;
-    let mut merged = Vec::new();
-    if job.g == 0 {
+    let (mut merged, mut pairs) = (Vec::new(), Vec::new());
+    if let Some(prefault) = prefault {
         // Part 0 adds the others' counts into its own, GPU to GPU, and reads the sum.
         for h in 1..shared.dense.len() {
             let counts = take(&shared.dense[h]).ok_or(missing(h))?;
@@ -302,13 +326,17 @@ pub(super) fn phases(
             );
             used = used.max(counts.len);
         }
-        merged = ring.download(&stream, dense, used)?;
+        sync()?;
+        let buffers = prefault.finish();
+        merged = ring.download(&stream, dense, used, buffers.counts)?;
+        pairs = buffers.pairs;
     }
     // Part 0 has read every part's counts: they may go.
     shared.phases.wait()?;
     lap(2);
     Ok(Done {
         merged,
+        pairs,
         seconds,
         upload,
         passes,

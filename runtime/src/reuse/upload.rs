@@ -112,7 +112,8 @@ impl Ring {
         stream.synchronize().map_err(cuda("cuStreamSynchronize"))
     }
 
-    /// The first `len` values of `src` in host memory: each buffer's copy from the GPU is
+    /// The first `len` values of `src` in host memory, in `out` when it is long enough
+    /// (whatever it holds), else in fresh memory: each buffer's copy from the GPU is
     /// copied out by the host threads while the GPU copies the next ones (one pageable
     /// copy when there are no buffers).
     pub(super) fn download(
@@ -120,6 +121,7 @@ impl Ring {
         stream: &Arc<CudaStream>,
         src: &CudaSlice<u32>,
         len: usize,
+        out: Vec<u32>,
     ) -> Result<Vec<u32>, Error> {
         if len == 0 {
             return Ok(Vec::new());
@@ -134,7 +136,12 @@ impl Ring {
         let chunks = len.div_ceil(per);
         let ring = self.buffers.len();
         let part = |c: usize| c * per..((c + 1) * per).min(len);
-        let mut out = vec![0u32; len];
+        let mut out = if out.len() >= len {
+            out
+        } else {
+            vec![0u32; len]
+        };
+        out.truncate(len);
         for c in 0..chunks.min(ring) {
             self.copy_back(stream, src, part(c), c)?;
         }

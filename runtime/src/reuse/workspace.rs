@@ -20,11 +20,11 @@ use crate::gpu::{cuda, Error};
 /// spare buffers; a later part's sorted items and positions copied (12 a reference of it,
 /// its next uses later in the same place); distance counts with another part's copied
 /// beside them (8 a reference of the trace); and the radix counts, scan sums and merge
-/// cuts (about a third of a byte a reference).
+/// cuts (about a third of a byte a reference); three words of counters.
 pub fn device_bytes(n: u64, later: u64, total: u64) -> u64 {
     let (counts, sums) = scan_lens(n);
     let cuts = 2 * n.div_ceil(u64::from(k::BLOCK));
-    28 * n + 12 * later.max(1) + 8 * total + 4 * (counts + sums + cuts) + 16
+    28 * n + 12 * later.max(1) + 8 * total + 4 * (counts + sums + cuts) + 20
 }
 
 /// One part's buffers. Each is written in full before anything reads it (said per field),
@@ -50,6 +50,8 @@ pub(super) struct Workspace {
     pub(super) varying: CudaSlice<u64>,
     /// One past the largest distance (zeroed before the histogram).
     pub(super) largest: CudaSlice<u32>,
+    /// The part's distinct items (zeroed before the next uses).
+    pub(super) distinct: CudaSlice<u32>,
     /// Distance counts, one per distance below `total` (zeroed before the histogram).
     pub(super) dense: CudaSlice<u32>,
     /// A later part's sorted items, copied (as many as it has).
@@ -95,6 +97,7 @@ impl Workspace {
             cuts: uninit(stream, 2 * n.div_ceil(u64::from(k::BLOCK)))?,
             varying: uninit(stream, 1)?,
             largest: uninit(stream, 1)?,
+            distinct: uninit(stream, 1)?,
             dense: uninit(stream, total)?,
             later_items: uninit(stream, later)?,
             later_words: uninit(stream, later)?,

@@ -20,6 +20,16 @@ impl Distances {
 
     /// [`Distances::from_dense`] and the sum of the counts, taken in the same pass.
     pub fn from_dense_summed<N: Copy + Into<u64> + Sync>(dense: &[N]) -> (Distances, u64) {
+        Distances::from_dense_summed_in(dense, Vec::new())
+    }
+
+    /// [`Distances::from_dense_summed`], the pairs written into `buf` when it is long
+    /// enough (whatever it holds; its pages may have been touched ahead, while the counts
+    /// were made elsewhere), else into fresh memory.
+    pub fn from_dense_summed_in<N: Copy + Into<u64> + Sync>(
+        dense: &[N],
+        buf: Vec<(u64, u64)>,
+    ) -> (Distances, u64) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(dense.len() / PARALLEL_SLICE);
@@ -46,7 +56,13 @@ impl Distances {
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        let mut out = vec![(0u64, 0u64); counts.iter().map(|c| c.0).sum()];
+        let pairs = counts.iter().map(|c| c.0).sum();
+        let mut out = if buf.len() >= pairs {
+            buf
+        } else {
+            vec![(0u64, 0u64); pairs]
+        };
+        out.truncate(pairs);
         std::thread::scope(|s| {
             let mut rest = out.as_mut_slice();
             for (i, (c, &(k, _))) in slices.iter().zip(&counts).enumerate() {
@@ -60,6 +76,8 @@ impl Distances {
                 });
             }
         });
+        // A longer buffer's rest goes back (in place: no copy).
+        out.shrink_to_fit();
         (Distances(out), counts.iter().map(|c| c.1).sum())
     }
 
@@ -338,6 +356,11 @@ mod tests {
         let (d, sum) = Distances::from_dense_summed(&dense);
         assert_eq!(d, serial);
         assert_eq!(sum, dense.iter().map(|&n| u64::from(n)).sum::<u64>());
+        // Into a buffer of any length and content: the same.
+        for len in [0, 10, d.len(), d.len() + 1000] {
+            let (into, s) = Distances::from_dense_summed_in(&dense, vec![(7, 7); len]);
+            assert_eq!((&into, s), (&d, sum), "a buffer of {len}");
+        }
         assert!(d.iter().all(|&(_, n)| n > 0));
         assert!(d.keys().zip(d.keys().skip(1)).all(|(a, b)| a < b));
     }

@@ -234,7 +234,17 @@ pub fn count(dense: &mut Vec<u64>, d: u32) {
 /// The histogram of `references` of which `dense[d]` had distance `d`; the rest are cold,
 /// one per distinct item.
 pub fn from_dense<N: Copy + Into<u64> + Sync>(references: u64, dense: &[N]) -> Histogram {
-    let (exact, finite) = Distances::from_dense_summed(dense);
+    from_dense_in(references, dense, Vec::new())
+}
+
+/// [`from_dense`], the histogram's pairs written into `buf` when it is long enough (see
+/// [`Distances::from_dense_summed_in`]).
+pub fn from_dense_in<N: Copy + Into<u64> + Sync>(
+    references: u64,
+    dense: &[N],
+    buf: Vec<(u64, u64)>,
+) -> Histogram {
+    let (exact, finite) = Distances::from_dense_summed_in(dense, buf);
     let cold = references.saturating_sub(finite);
     Histogram {
         references,

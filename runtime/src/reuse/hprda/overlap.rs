@@ -73,5 +73,5 @@ pub(super) fn adjust(
         &m,
         &mut adjusted
     );
-    ring.download(stream, &adjusted, m as usize)
+    ring.download(stream, &adjusted, m as usize, Vec::new())
 }

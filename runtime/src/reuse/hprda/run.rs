@@ -494,7 +494,7 @@ pub(super) fn run(
             distinct,
         )?
     } else {
-        ring.download(&stream, &cross, used)?
+        ring.download(&stream, &cross, used, Vec::new())?
     };
     out.read_seconds = lap();
     out.seconds = began.elapsed().as_secs_f64();
