@@ -83,10 +83,12 @@ __device__ void memtune_or_into(u64 acc, u64* varying)
     }
 }
 
-// OR of items[k] ^ first over the block's tile, added into *varying (zeroed before the
-// first launch; the upload runs this on each chunk as it arrives).
-extern "C" __global__ void memtune_reuse_varying(const u64* items, u32 n, u64 first,
-                                                 u64* varying)
+// The OR of item ^ first over the block's tile, added into *varying. WIDEN: the items
+// come as 32-bit words (word = item - first + 2^31, modulo 2^64, which the host checked
+// is below 2^32) and are written out to items; else they are read from items.
+template <bool WIDEN>
+__device__ void memtune_varying_tile(const u32* words, u64* items, u32 n, u64 first,
+                                     u64* varying)
 {
     u64 tile = (u64)blockIdx.x * MEMTUNE_RADIX_TILE;
     u64 acc = 0;
@@ -94,30 +96,33 @@ extern "C" __global__ void memtune_reuse_varying(const u64* items, u32 n, u64 fi
     for (u32 r = 0; r < MEMTUNE_RADIX_PER_THREAD; ++r) {
         u64 k = tile + r * MEMTUNE_RADIX_THREADS + threadIdx.x;
         if (k < n) {
-            acc |= items[k] ^ first;
+            u64 item;
+            if (WIDEN) {
+                item = first + (u64)words[k] - (1ull << 31);
+                items[k] = item;
+            } else {
+                item = items[k];
+            }
+            acc |= item ^ first;
         }
     }
     memtune_or_into(acc, varying);
 }
 
-// A chunk uploaded as 32-bit words (word = item - first + 2^31, modulo 2^64, which the
-// host checked is below 2^32): widens the block's tile into items, ORing item ^ first
-// into *varying as memtune_reuse_varying does.
+// OR of items[k] ^ first over the block's tile, added into *varying (zeroed before the
+// first launch; the upload runs this on each chunk as it arrives).
+extern "C" __global__ void memtune_reuse_varying(const u64* items, u32 n, u64 first,
+                                                 u64* varying)
+{
+    memtune_varying_tile<false>(0, (u64*)items, n, first, varying);
+}
+
+// A chunk uploaded as 32-bit words: widens the block's tile into items, ORing
+// item ^ first into *varying as memtune_reuse_varying does.
 extern "C" __global__ void memtune_reuse_widen(const u32* words, u32 n, u64 first,
                                                u64* items, u64* varying)
 {
-    u64 tile = (u64)blockIdx.x * MEMTUNE_RADIX_TILE;
-    u64 acc = 0;
-#pragma unroll
-    for (u32 r = 0; r < MEMTUNE_RADIX_PER_THREAD; ++r) {
-        u64 k = tile + r * MEMTUNE_RADIX_THREADS + threadIdx.x;
-        if (k < n) {
-            u64 item = first + (u64)words[k] - (1ull << 31);
-            items[k] = item;
-            acc |= item ^ first;
-        }
-    }
-    memtune_or_into(acc, varying);
+    memtune_varying_tile<true>(words, items, n, first, varying);
 }
 
 // Counts the digits at `shift` of the block's tile of keys into
