@@ -137,6 +137,7 @@ pub fn analyze(items: &[u64], ordinals: &[usize]) -> Result<GpuAnalysis, GpuReus
         contexts: (0..parts).map(|_| Mutex::new(None)).collect(),
         bases: bounds.iter().map(|r| r.start as u32).collect(),
         distinct: AtomicU64::new(0),
+        most_distinct: AtomicU64::new(0),
         phases: Phases::new(parts),
     };
     let start = Mutex::new(None::<Instant>);
@@ -236,8 +237,10 @@ struct Shared {
     contexts: Vec<Mutex<Option<usize>>>,
     /// Each part's first position.
     bases: Vec<u32>,
-    /// The parts' distinct items, summed (each counted within its part).
+    /// The parts' distinct items, summed (each counted within its part), and the most of
+    /// one part.
     distinct: AtomicU64,
+    most_distinct: AtomicU64,
     phases: Phases,
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
+use memtune_core::reuse::nextuse;
 use memtune_kernels::reuse as k;
 
 use super::kernels::{grid, radix_grid, sort_next, Entries, Kernels};
@@ -149,10 +150,9 @@ pub(super) fn phases(
         .clone_dtoh(&ws.distinct)
         .map_err(cuda("cuMemcpyDtoH"))?;
     sync()?;
-    shared.distinct.fetch_add(
-        distinct.first().copied().map_or(0, u64::from),
-        Ordering::Relaxed,
-    );
+    let distinct = distinct.first().copied().map_or(0, u64::from);
+    shared.distinct.fetch_add(distinct, Ordering::Relaxed);
+    shared.most_distinct.fetch_max(distinct, Ordering::Relaxed);
     if job.g > 0 {
         let (a, _) = ws.keys[0].device_ptr(&stream);
         let (b, _) = ws.vals[0].device_ptr(&stream);
@@ -167,14 +167,17 @@ pub(super) fn phases(
     }
     shared.phases.wait()?;
     lap(0);
-    // Every part's distinct items are counted: their sum bounds the distances, whose
-    // buffers on the host part 0 prepares while the GPUs work.
+    // Every part's distinct items are counted: they bound the distances, whose buffers on
+    // the host part 0 prepares while the GPUs work.
     let prefault = (job.g == 0).then(|| {
-        let bound = shared
-            .distinct
-            .load(Ordering::Relaxed)
-            .min(u64::from(job.total));
-        Prefault::start(bound as usize)
+        let total = u64::from(job.total);
+        let sum = shared.distinct.load(Ordering::Relaxed);
+        let most = shared.most_distinct.load(Ordering::Relaxed);
+        // Counts up to the largest distance, below the distinct items; a pair a distance.
+        let counts = sum.min(total);
+        let pairs = nextuse::distances_bound(total, sum, most);
+        let len = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Prefault::start(len(counts), len(pairs))
     });
 
     // Phase 2: last uses resolved against later parts (copied from their GPUs); next uses

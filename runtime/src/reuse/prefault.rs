@@ -2,9 +2,12 @@
 //!
 //! Turning 10^7 distance counts into the histogram's pairs writes 160 MB of fresh memory,
 //! and first-touch page faults were most of that step's time. Once the trace's distinct
-//! items are known (a bound on the distances), threads touch the pages of a zeroed counts
-//! buffer and a zeroed pairs buffer of that size while the GPU sorts and counts; they stop
-//! as soon as the GPU is done, and whatever they did not reach faults as before.
+//! items are known (bounds on the distances, [`nextuse::distances_bound`]), threads touch
+//! the pages of a zeroed counts buffer and a zeroed pairs buffer of those sizes while the
+//! GPU sorts and counts; they stop as soon as the GPU is done, and whatever they did not
+//! reach faults as before.
+//!
+//! [`nextuse::distances_bound`]: memtune_core::reuse::nextuse::distances_bound
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,15 +37,15 @@ pub(super) struct Prefault {
 }
 
 impl Prefault {
-    /// Starts touching buffers for up to `distances` distances (fewer past
-    /// [`MOST_DISTANCES`]; none when the memory cannot be had, or no thread started).
-    pub(super) fn start(distances: usize) -> Prefault {
+    /// Starts touching buffers for `counts` distance counts and `pairs` pairs (each at
+    /// most [`MOST_DISTANCES`]; none when the memory cannot be had, or no thread started).
+    pub(super) fn start(counts: usize, pairs: usize) -> Prefault {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        let len = distances.min(MOST_DISTANCES);
+        let lens = (counts.min(MOST_DISTANCES), pairs.min(MOST_DISTANCES));
         let worker = std::thread::Builder::new()
             .name("memtune-prefault".into())
-            .spawn(move || touch_new(len, &flag))
+            .spawn(move || touch_new(lens, &flag))
             .ok();
         Prefault { stop, worker }
     }
@@ -64,9 +67,10 @@ impl Drop for Prefault {
     }
 }
 
-/// Zeroed buffers of `len` entries, their pages touched on [`THREADS`] threads until `stop`.
-fn touch_new(len: usize, stop: &AtomicBool) -> Buffers {
-    let (Some(mut counts), Some(mut pairs)) = (zeroed::<u32>(len), zeroed::<(u64, u64)>(len))
+/// Zeroed buffers of `lens` entries, their pages touched on [`THREADS`] threads each
+/// until `stop`.
+fn touch_new(lens: (usize, usize), stop: &AtomicBool) -> Buffers {
+    let (Some(mut counts), Some(mut pairs)) = (zeroed::<u32>(lens.0), zeroed::<(u64, u64)>(lens.1))
     else {
         return Buffers::default();
     };
@@ -112,20 +116,20 @@ mod tests {
 
     #[test]
     fn the_buffers_are_zeroed_and_as_long_as_asked() {
-        let b = Prefault::start(100_000).finish();
+        let b = Prefault::start(100_000, 70_000).finish();
         // Stopped at once or not, every entry is there and zero.
         assert_eq!(b.counts.len(), 100_000);
-        assert_eq!(b.pairs.len(), 100_000);
+        assert_eq!(b.pairs.len(), 70_000);
         assert!(b.counts.iter().all(|&c| c == 0));
         assert!(b.pairs.iter().all(|&p| p == (0, 0)));
     }
 
     #[test]
     fn past_the_cap_only_the_cap_is_prepared() {
-        let p = Prefault::start(usize::MAX);
+        let p = Prefault::start(usize::MAX, usize::MAX);
         p.stop.store(true, Ordering::Relaxed);
         let b = p.finish();
         assert!(b.pairs.len() <= MOST_DISTANCES);
-        assert_eq!(b.pairs.len(), b.counts.len());
+        assert!(b.counts.len() <= MOST_DISTANCES);
     }
 }

@@ -255,6 +255,14 @@ pub fn from_dense_in<N: Copy + Into<u64> + Sync>(
     }
 }
 
+/// At most how many distinct finite distances a trace of `total` references has, cut into
+/// parts with `sum` distinct items counted part by part and `most` in the part with the
+/// most: every distance is below the trace's distinct items (at most `sum`), and each is
+/// some reuse's (the references less the distinct items: at most `total - most`).
+pub fn distances_bound(total: u64, sum: u64, most: u64) -> u64 {
+    sum.min(total.saturating_sub(most))
+}
+
 /// The distance the next use `next` of a position `p` gets, `v` being `p` plus the smaller
 /// next uses to the right of `p`; `None` for a last use. `v < next` for a next use below
 /// `total`: every position counted lies strictly between `p` and `next`.
@@ -276,6 +284,34 @@ pub fn part_bounds(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
 mod tests {
     use super::*;
     use crate::reuse::exact;
+
+    #[test]
+    fn the_distances_bound_holds_for_every_cut_of_a_trace() {
+        for (n, items) in [(1usize, 1u64), (500, 500), (500, 7), (2000, 300), (64, 1)] {
+            let trace = lcg(n as u64, n, items);
+            let h = exact_histogram(&trace);
+            for parts in 1..=4 {
+                let d: Vec<u64> = part_bounds(n, parts)
+                    .into_iter()
+                    .map(|r| {
+                        let mut part = trace[r].to_vec();
+                        part.sort_unstable();
+                        part.dedup();
+                        part.len() as u64
+                    })
+                    .collect();
+                let most = d.iter().copied().max().unwrap_or(0);
+                let bound = distances_bound(n as u64, d.iter().sum(), most);
+                assert!(
+                    h.exact.len() as u64 <= bound,
+                    "{n} refs over {items} items in {parts} parts: {} > {bound}",
+                    h.exact.len()
+                );
+            }
+        }
+        // No reuse: no distance at all.
+        assert_eq!(distances_bound(10, 10, 10), 0);
+    }
 
     fn lcg(seed: u64, n: usize, items: u64) -> Vec<u64> {
         let mut x = seed;
