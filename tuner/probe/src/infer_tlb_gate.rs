@@ -20,7 +20,8 @@
 //!   standard error of a difference of two medians of `n` points.
 //!
 //! A level is reported when the median `z` of its tested strides is at least [`MIN_Z`] and
-//! its median `d` at least [`MIN_RELATIVE_STEP`] of the base latency. Levels are tested
+//! its median `d`, or its fitted penalty where that is higher, at least
+//! [`MIN_RELATIVE_STEP`] of the base latency. Levels are tested
 //! clearest (highest confidence) first, each against those already accepted. Pages must
 //! then not shrink from one level to the next (a coarser level translates larger pages); a
 //! level that breaks the order is dropped. Every level dropped leaves a note saying why.
@@ -95,7 +96,11 @@ pub(crate) fn gate(
         }
         let height = median(&measured.iter().map(|m| m.height).collect::<Vec<_>>());
         let z = median(&measured.iter().map(|m| m.z).collect::<Vec<_>>());
-        let relative = height / base_latency_cycles;
+        // The size test takes the larger of the plateaus' difference and the fit's penalty
+        // (read at the boundary itself): 1.3-4x before a boundary at 16 loads the chains
+        // are 4-12 loads long, and their wiggle moves that plateau by a few cycles, which
+        // halves a 10-cycle step on some machines. Significance stays the plateaus' own.
+        let relative = height.max(level.penalty_cycles) / base_latency_cycles;
         if z < MIN_Z {
             notes.push(format!(
                 "{}: dropped, its step ({height:.1} cycles) is {z:.1} standard errors of the \
