@@ -100,17 +100,30 @@ fn device_memory_reads_its_small_level_on_every_machine() {
         let t = reinfer(&path, MemoryKind::Device).expect("device memory measured");
         let name = path.display();
         machines += 1;
-        let small: Vec<_> = t.levels.iter().filter(|l| l.reach_bytes < 60 * GIB).collect();
+        let small: Vec<_> = t
+            .levels
+            .iter()
+            .filter(|l| l.reach_bytes < 60 * GIB)
+            .collect();
         assert_eq!(small.len(), 1, "{name}: levels below 64 GiB {small:?}");
         let l = small[0];
         let share = l.miss_penalty_cycles / t.base_latency_cycles;
-        assert!((0.025..0.05).contains(&share), "{name}: +{share:.3} of a load");
+        assert!(
+            (0.025..0.05).contains(&share),
+            "{name}: +{share:.3} of a load"
+        );
         near_256_mib += usize::from((128 * MIB..=512 * MIB).contains(&l.reach_bytes));
         sixteen += usize::from(l.entries == 16 && l.page_bytes == 16 * MIB);
     }
     assert!(machines >= 20, "{machines} recorded profiles");
-    assert!(near_256_mib + 1 >= machines, "reach near 256 MiB on {near_256_mib} of {machines}");
-    assert!(sixteen * 10 >= machines * 8, "16 x 16 MiB on {sixteen} of {machines}");
+    assert!(
+        near_256_mib + 1 >= machines,
+        "reach near 256 MiB on {near_256_mib} of {machines}"
+    );
+    assert!(
+        sixteen * 10 >= machines * 8,
+        "16 x 16 MiB on {sixteen} of {machines}"
+    );
 }
 
 /// Managed memory: where both the small 16-entry step and the level of about 2100 entries
