@@ -88,10 +88,10 @@ fn device_memory_has_no_cliff_below_64_gib() {
 /// The small device level is read on every machine, not on most: its fitted step, 9-11
 /// cycles at the boundary, is what the size test weighs (the plateaus' difference, 1.3-4x
 /// away, halves it on some machines). Its reach is about 256 MiB (16 x 16 MiB on 26 of the
-/// 29 machines, 64 x 4 MiB, 32 x 8 MiB or 16 x 32 MiB on one each) but on `004d5b9e`, whose
-/// 64 MiB stride rises 3.7 cycles at 41 loads: that starts a chain which takes the coarse
-/// strides' steps and reads 16 x 256 MiB (the probe's confirmation finds no step at that
-/// page and marks it unstable).
+/// 29 machines, 64 x 4 MiB, 32 x 8 MiB or 16 x 32 MiB on one each) but on `004d5b9e`: there
+/// the 64 and 128 MiB strides' steps sit at 14-15 loads (a ramp's start), the fine strides'
+/// chain stops at 32 MiB, and the coarse strides' steps at 16 loads, a chain that never
+/// stands still, read 16 x 256 MiB (the probe's confirmation marks it unstable).
 #[test]
 fn device_memory_reads_its_small_level_on_every_machine() {
     const MIB: u64 = 1 << 20;
