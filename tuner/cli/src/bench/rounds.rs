@@ -90,14 +90,20 @@ pub(super) fn row<C>(
     Ok(Row::new(case, size, u, t, swept, skipped))
 }
 
-/// Pairs of launches in a paired comparison ([`paired`]).
-const PAIRS: usize = 6;
+/// Pairs of launches in a paired comparison ([`paired`]): at least `MIN_PAIRS`, then more
+/// while the comparison's launches have taken under `PAIR_BUDGET_MS`, up to `MAX_PAIRS`.
+/// The count depends on the launches' length only, never on the ratio so far, so the
+/// median stays unbiased; four times the pairs halve its error where the launches are short
+/// (zero-copy sampling, whose single launches wander 2-5%).
+const MIN_PAIRS: usize = 6;
+const MAX_PAIRS: usize = 24;
+const PAIR_BUDGET_MS: f64 = 400.0;
 
-/// `first` against `second` in [`PAIRS`] back-to-back pairs of single launches, every
-/// other pair in reverse order: the median of the per-pair ratios first/second. A drift
-/// of the clock over seconds moves both launches of a pair alike, so it moves this ratio
-/// far less than the ratio of medians taken in separate rounds (zero-copy times wander
-/// 2-10% between rounds).
+/// `first` against `second` in back-to-back pairs of single launches ([`MIN_PAIRS`] to
+/// [`MAX_PAIRS`]), every other pair in reverse order: the median of the per-pair ratios
+/// first/second. A drift of the clock over seconds moves both launches of a pair alike,
+/// so it moves this ratio far less than the ratio of medians taken in separate rounds
+/// (zero-copy times wander 2-10% between rounds).
 pub(super) fn paired<P>(
     (first, first_label): (&P, String),
     (second, second_label): (&P, String),
@@ -111,14 +117,21 @@ pub(super) fn paired<P>(
             .ok_or_else(|| LaunchError::BadPlan("a launch gave no time".into()))
     };
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    for k in 0..PAIRS {
-        if k % 2 == 0 {
-            a.push(once(first)?);
-            b.push(once(second)?);
-        } else {
-            b.push(once(second)?);
-            a.push(once(first)?);
+    let mut spent = 0.0;
+    for k in 0..MAX_PAIRS {
+        if k >= MIN_PAIRS && spent >= PAIR_BUDGET_MS {
+            break;
         }
+        let (x, y) = if k % 2 == 0 {
+            let x = once(first)?;
+            (x, once(second)?)
+        } else {
+            let y = once(second)?;
+            (once(first)?, y)
+        };
+        spent += x + y;
+        a.push(x);
+        b.push(y);
     }
     let ratios: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x / y).collect();
     let ratio = memtune_core::tune::session::quantile(&ratios, 0.5).unwrap_or(f64::NAN);

@@ -183,8 +183,9 @@ fn a_paired_comparison_sees_through_a_drifting_clock() {
         ))
     };
     let p = rounds::paired((&1u32, "one".into()), (&2u32, "two".into()), time).unwrap();
-    assert_eq!(p.first_ms.len(), 6);
-    assert_eq!(p.second_ms.len(), 6);
+    // Launches of a few milliseconds: the most pairs.
+    assert_eq!(p.first_ms.len(), 24);
+    assert_eq!(p.second_ms.len(), 24);
     // Every other pair in reverse order.
     assert_eq!(&order.borrow()[..4], &[1, 2, 2, 1]);
     assert!((p.ratio - 1.0 / 1.1).abs() < 0.1 / 1.1, "{}", p.ratio);
@@ -193,6 +194,33 @@ fn a_paired_comparison_sees_through_a_drifting_clock() {
         slowest > 2.0,
         "the drift spreads config 1's own runs: {slowest}"
     );
+}
+
+#[test]
+fn long_launches_are_paired_fewer_times() {
+    // 50 ms launches: six pairs take 600 ms, past the comparison's budget.
+    let time = |c: &u32, _: usize, _: bool| {
+        Ok((
+            "sum".to_string(),
+            Timing {
+                runs_ms: vec![if *c == 1 { 50.0 } else { 55.0 }],
+            },
+        ))
+    };
+    let p = rounds::paired((&1u32, "one".into()), (&2u32, "two".into()), time).unwrap();
+    assert_eq!((p.first_ms.len(), p.second_ms.len()), (6, 6));
+    assert!((p.ratio - 50.0 / 55.0).abs() < 1e-9, "{}", p.ratio);
+    // 10 ms launches: pairs until 400 ms are spent (20 pairs of 20 ms).
+    let time = |_: &u32, _: usize, _: bool| {
+        Ok((
+            "sum".to_string(),
+            Timing {
+                runs_ms: vec![10.0],
+            },
+        ))
+    };
+    let p = rounds::paired((&1u32, "one".into()), (&2u32, "two".into()), time).unwrap();
+    assert_eq!(p.first_ms.len(), 20);
 }
 
 #[test]
