@@ -26,6 +26,10 @@ const KEPT: f64 = 0.35;
 /// Rises whose footprints lie within this ratio are one step: a set-associative level fills
 /// its sets one by one, which makes a short ramp rather than a single jump.
 pub(crate) const RAMP_RATIO: f64 = 1.2;
+/// A ramp whose last rise carries this share of its height is placed at that rise.
+const STEP_PROPER: f64 = 0.7;
+/// ...and whose earlier rises together stay under this share of the latency.
+const CREEP: f64 = 0.02;
 /// With `Ramps::Staircases`, rises also join one ramp when the plateau between them spans
 /// less than this ratio of footprints.
 const TREAD: f64 = 1.5;
@@ -258,6 +262,11 @@ fn persistent_steps(
                     .find(|&k| segments[k].level >= low.level + height / 2.0)
                     .map_or(segments[first + 1].first, |k| segments[k].first);
                 (points[half - 1].footprint, points[half].footprint)
+            } else if let Some(k) = after_creep(points, segments, (first, last)) {
+                (
+                    points[segments[k].last].footprint,
+                    points[segments[k + 1].first].footprint,
+                )
             } else {
                 (lo, hi)
             };
@@ -296,6 +305,28 @@ fn persistent_steps(
         }
     }
     settled
+}
+
+/// The last rise of a ramp (by its low segment) when it is the step itself after a creep
+/// of the latency that the segmentation cut into rises of its own (an H100's device
+/// memory: 2-4 cycles over 13-16 loads, then 9-10 cycles at 16-17): it carries
+/// [`STEP_PROPER`] of the ramp's height, the rises before it stay under [`CREEP`] of the
+/// latency, and the points either side of it lie no further apart than those of the
+/// ramp's first rise. A set-associative ramp's rises are alike, and a rise measured across
+/// a gap places nothing better; both keep the ramp's start.
+fn after_creep(
+    points: &[Point],
+    segments: &[Segment],
+    (first, last): (usize, usize),
+) -> Option<usize> {
+    let (low, top) = (segments[first], segments[last + 1]);
+    let height = top.level - low.level;
+    let rise = top.level - segments[last].level;
+    let bracket = |k: usize| {
+        points[segments[k + 1].first].footprint as f64 / points[segments[k].last].footprint as f64
+    };
+    let step_proper = rise >= STEP_PROPER * height && height - rise < CREEP * low.level;
+    (last > first && step_proper && bracket(last) <= bracket(first)).then_some(last)
 }
 
 #[cfg(test)]
@@ -410,5 +441,41 @@ mod tests {
         assert_eq!((step.lo, step.top), (6, 20));
         assert_eq!(step.boundary, (9, 12));
         assert!((step.height - 120.0).abs() < 1.5);
+    }
+
+    #[test]
+    fn a_creep_before_a_step_is_placed_at_the_step() {
+        // An H100's device memory at a 64 MiB stride (footprints in loads): 2-3 cycles of
+        // creep over 13-16 loads, then the 9-cycle step at 16-17.
+        let loads = [
+            (8, 270.6),
+            (9, 272.7),
+            (11, 271.7),
+            (12, 272.8),
+            (13, 273.0),
+            (14, 273.7),
+            (15, 275.6),
+            (16, 275.5),
+            (17, 284.6),
+            (19, 284.8),
+            (21, 284.9),
+            (23, 286.6),
+            (32, 287.3),
+            (40, 287.6),
+        ];
+        let d = detect(&pts(&loads, 0.3), Ramps::Short);
+        assert_eq!(d.steps.len(), 1, "{:?}", d.steps);
+        assert_eq!(d.steps[0].boundary, (16, 17));
+        assert_eq!(d.steps[0].lo, 14);
+        // The same rises with the step measured across a gap (16 to 20 loads): the ramp
+        // keeps its start.
+        let gap: Vec<(u64, f64)> = loads
+            .iter()
+            .copied()
+            .filter(|&(n, _)| n != 17 && n != 19)
+            .collect();
+        let d = detect(&pts(&gap, 0.3), Ramps::Short);
+        assert_eq!(d.steps.len(), 1, "{:?}", d.steps);
+        assert_eq!(d.steps[0].boundary, (14, 15));
     }
 }

@@ -87,11 +87,10 @@ fn device_memory_has_no_cliff_below_64_gib() {
 
 /// The small device level is read on every machine, not on most: its fitted step, 9-11
 /// cycles at the boundary, is what the size test weighs (the plateaus' difference, 1.3-4x
-/// away, halves it on some machines). Its reach is about 256 MiB (16 x 16 MiB on 26 of the
-/// 29 machines, 64 x 4 MiB, 32 x 8 MiB or 16 x 32 MiB on one each) but on `004d5b9e`: there
-/// the 64 and 128 MiB strides' steps sit at 14-15 loads (a ramp's start), the fine strides'
-/// chain stops at 32 MiB, and the coarse strides' steps at 16 loads, a chain that never
-/// stands still, read 16 x 256 MiB (the probe's confirmation marks it unstable).
+/// away, halves it on some machines). Its reach is about 256 MiB on every machine: 16 x
+/// 16 MiB on all but three (64 x 4 MiB, 32 x 8 MiB or 16 x 32 MiB on one each), among them
+/// `004d5b9e` and `19abbdb9`, whose 64-256 MiB strides creep by 2-4 cycles over 13-16 loads
+/// before the step at 16-17 (`steps.rs` places such a ramp at its last rise).
 #[test]
 fn device_memory_reads_its_small_level_on_every_machine() {
     const MIB: u64 = 1 << 20;
@@ -116,12 +115,12 @@ fn device_memory_reads_its_small_level_on_every_machine() {
         sixteen += usize::from(l.entries == 16 && l.page_bytes == 16 * MIB);
     }
     assert!(machines >= 20, "{machines} recorded profiles");
-    assert!(
-        near_256_mib + 1 >= machines,
+    assert_eq!(
+        near_256_mib, machines,
         "reach near 256 MiB on {near_256_mib} of {machines}"
     );
     assert!(
-        sixteen * 10 >= machines * 8,
+        sixteen + 3 >= machines,
         "16 x 16 MiB on {sixteen} of {machines}"
     );
 }
