@@ -262,8 +262,7 @@ pub struct TlbKind {
     /// Levels the sweep found whose step the probe's confirmation did not find again on a
     /// fresh allocation (another reach, another page, or no step), fastest first, each with
     /// a note saying what the confirmation saw; for a human to read, never for planners
-    /// (the autotuner may time one plan made as if they were stable, see
-    /// [`Profile::with_unstable_levels`]).
+    /// (the autotuner times one plan within the fastest one's reach, `tune::candidates`).
     ///
     /// They are kept apart from `levels` rather than flagged inside it so that every
     /// reader of `levels`, an older build's included (which ignores this field), plans
@@ -271,25 +270,6 @@ pub struct TlbKind {
     /// stable) has all its levels in `levels`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unstable_levels: Vec<TlbLevel>,
-}
-
-impl Profile {
-    /// This profile with `kind`'s unstable TLB levels taken as stable, or `None` when that
-    /// kind has none: what the model would pick were they found again. A level the
-    /// confirmation saw at another reach is still a measured step, worth one timed
-    /// candidate; the timing, not the profile, then decides.
-    pub fn with_unstable_levels(&self, kind: MemoryKind) -> Option<Profile> {
-        let tlb = self.tlb.get(kind).measured()?;
-        if tlb.unstable_levels.is_empty() {
-            return None;
-        }
-        let mut merged = tlb.clone();
-        merged.levels.append(&mut merged.unstable_levels);
-        merged.levels.sort_by_key(|l| l.reach_bytes);
-        let mut out = self.clone();
-        *out.tlb.get_mut(kind) = Section::Measured(merged);
-        Some(out)
-    }
 }
 
 impl TlbKind {

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::key::{size_class, WorkloadClass};
-use super::pass_counts::split;
 use super::pass_counts::{by_passes, neighbour_passes, pass_points, refined, ruled_out_among};
+use super::pass_counts::{split, MAX_REFINED_PASSES};
 use crate::plan::grouping::BUCKET_BYTES;
 use crate::plan::sampling::READ_BYTES;
 use crate::plan::{self, Approach, GroupingPlan, GroupingWorkload, PlanError, SamplingPlan};
@@ -69,6 +69,26 @@ pub trait Tunable {
     /// The model's neighbours worth timing, best first (the caller adds untuned and model
     /// and drops duplicates).
     fn neighbours(&self, model: &Self::Plan) -> Vec<Self::Plan>;
+    /// The plan whose scopes fit `reach_bytes`, or `None` where the whole fits or the
+    /// workload has no scopes.
+    fn within_reach(&self, _reach_bytes: u64) -> Option<Self::Plan> {
+        None
+    }
+
+    /// The plan within the reach of the fastest unstable TLB level of this workload's
+    /// memory (`TlbKind::unstable_levels`) that the whole overflows. Such a level is a step
+    /// the sweep measured whose entries a fresh allocation did not reproduce within 10%:
+    /// the planners leave it out, but it is worth one timed candidate. On H100 `911d4cb6`
+    /// the host pages' first level (5048 x 4 KiB, 19.7 MiB; 4226 and 6198 entries on fresh
+    /// allocations) made 16-32 passes of 16 MiB 10-17% faster at zero-copy 256-512 MiB
+    /// regions than every candidate the stable profile gave.
+    fn under_unstable_level(&self, profile: &Profile) -> Option<Self::Plan> {
+        let tlb = profile.tlb.get(self.class().memory).measured()?;
+        let mut reaches: Vec<u64> = tlb.unstable_levels.iter().map(|l| l.reach_bytes).collect();
+        reaches.sort_unstable();
+        reaches.into_iter().find_map(|r| self.within_reach(r))
+    }
+
     /// How many candidates [`Tunable::refine`] may add: the first set leaves them slots.
     const REFINES: usize = 0;
     /// One more plan to time, from the medians so far (`None` for a candidate without
@@ -145,8 +165,7 @@ pub trait Tunable {
     }
 
     /// Untuned first, the model's pick second, the untimed plan third where it is neither,
-    /// then the model's pick were the profile's unstable TLB levels of this memory stable
-    /// ([`Profile::with_unstable_levels`]), then neighbours; duplicates dropped, at most
+    /// then [`Tunable::under_unstable_level`], then neighbours; duplicates dropped, at most
     /// [`MAX_CANDIDATES`] less [`Tunable::REFINES`]. The untimed plan is what the user's
     /// kernel runs with autotuning off, so the autotuner never picks worse than it by more
     /// than noise.
@@ -154,12 +173,7 @@ pub trait Tunable {
         let cap = MAX_CANDIDATES - Self::REFINES;
         let model = self.model(profile)?;
         let untimed = self.untimed(profile)?;
-        // On an H100 whose zero-copy host pages missed a 4 KiB-page level of 17-24 MiB
-        // reach (entries not found again within 10%), scopes under it ran 12-15% faster at
-        // 256-512 MiB regions, which no neighbour of the stable model's pick reached.
-        let unconfirmed = profile
-            .with_unstable_levels(self.class().memory)
-            .and_then(|p| self.model(&p).ok());
+        let unconfirmed = self.under_unstable_level(profile);
         let mut out: Vec<Candidate<Self::Plan>> = Vec::new();
         let all = [
             (Origin::Untuned, self.untuned()),
@@ -234,6 +248,16 @@ impl Tunable for SamplingWorkload {
             .map(|p| self.scoped(p, &why))
             .filter(|p| p.passes >= 2)
             .collect()
+    }
+
+    fn within_reach(&self, reach_bytes: u64) -> Option<SamplingPlan> {
+        let passes = self.region_bytes.div_ceil(reach_bytes.max(1));
+        let why = format!(
+            "scopes within an unstable TLB level's reach ({})",
+            bytes(reach_bytes)
+        );
+        (passes >= 2 && passes <= u64::from(MAX_REFINED_PASSES))
+            .then(|| self.scoped(passes as u32, &why))
     }
 
     const REFINES: usize = REFINEMENTS;
@@ -328,6 +352,17 @@ impl Tunable for GroupingWorkload {
             .map(|p| self.scoped(p, approach, &why))
             .filter(|p| p.passes >= 2)
             .collect()
+    }
+
+    fn within_reach(&self, reach_bytes: u64) -> Option<GroupingPlan> {
+        let passes = self.table_bytes.div_ceil(reach_bytes.max(1));
+        let why = format!(
+            "scopes within an unstable TLB level's reach ({})",
+            bytes(reach_bytes)
+        );
+        let approach = self.scoped_approach(Approach::Unscoped);
+        (passes >= 2 && passes <= u64::from(MAX_REFINED_PASSES))
+            .then(|| self.scoped(passes as u32, approach, &why))
     }
 
     const REFINES: usize = REFINEMENTS;

@@ -302,36 +302,34 @@ fn a_stencil_refines_the_fastest_variant_at_half_its_threads() {
 }
 
 #[test]
-fn an_unstable_level_adds_the_plan_made_as_if_it_were_stable() {
-    // A first probe of an H100 whose pinned levels are all unstable, among them
+fn an_unstable_level_adds_a_plan_within_its_reach() {
+    // A first probe of an H100 whose pinned levels are all unstable, the fastest
     // 5048 x 4 KiB (19.7 MiB of reach).
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/fixtures/h100/GPU-911d4cb6-f8a5-c892-0467-5f962c4c6339.json");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let profile: Profile = serde_json::from_str(&text).unwrap();
-    let merged = profile.with_unstable_levels(MemoryKind::Pinned).unwrap();
-    assert!(merged
-        .tlb
-        .pinned
-        .measured()
-        .unwrap()
-        .unstable_levels
-        .is_empty());
-    for region in [256u64 << 20, 512 << 20] {
+    let profile = crate::store::load_path(&path).expect("the fixture loads");
+    let reach = 5048 * 4096;
+    for region in [128u64 << 20, 256 << 20, 512 << 20] {
         let w = sampling(region, MemoryKind::Pinned);
-        let stable = w.model(&profile).unwrap();
-        let hinted = w.model(&merged).unwrap();
-        // Scopes at the level's reach (whole reads per launch may round it up a little).
-        let reach = 5048 * 4096;
-        assert!(hinted.scope_bytes <= reach + reach / 20, "{hinted:?}");
-        assert!(stable.scope_bytes > 2 * reach, "{stable:?}");
+        let within = w
+            .under_unstable_level(&profile)
+            .expect("a plan within the reach");
+        assert!(within.scope_bytes <= reach, "{within:?}");
+        assert!(within.scope_bytes * 2 > reach, "{within:?}");
         let c = w.candidates(&profile).unwrap();
         assert_eq!(c[0].origin, Origin::Untuned);
         let label = SamplingWorkload::label;
-        assert!(c.iter().any(|x| x.label == label(&stable)), "{c:?}");
-        assert!(c.iter().any(|x| x.label == label(&hinted)), "{c:?}");
+        assert!(c.iter().any(|x| x.label == label(&within)), "{c:?}");
+        assert!(c
+            .iter()
+            .any(|x| x.label == label(&w.model(&profile).unwrap())));
         assert!(c.len() <= MAX_CANDIDATES - REFINEMENTS);
     }
-    // No unstable level of device memory: nothing to add.
-    assert!(profile.with_unstable_levels(MemoryKind::Device).is_none());
+    // A region within the reach, and device memory (no unstable level): nothing to add.
+    assert!(sampling(16 << 20, MemoryKind::Pinned)
+        .under_unstable_level(&profile)
+        .is_none());
+    assert!(sampling(512 << 20, MemoryKind::Device)
+        .under_unstable_level(&profile)
+        .is_none());
 }

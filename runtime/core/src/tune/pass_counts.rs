@@ -54,7 +54,7 @@ pub(super) fn neighbour_passes(model_passes: u32, pinned: bool) -> Vec<u32> {
 }
 
 /// Largest pass count the refinement proposes (the planners' search stops there too).
-const MAX_REFINED_PASSES: u32 = 1024;
+pub(super) const MAX_REFINED_PASSES: u32 = 1024;
 
 /// The timed `(passes, ms)` with a time, by pass count, the faster of a repeated count kept.
 fn by_count(timed: &[(u32, f64)]) -> Vec<(u32, f64)> {
