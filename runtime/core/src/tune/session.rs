@@ -25,8 +25,9 @@
 //! - The fastest p20 wins (its fastest run up to three runs, then its second: a disturbance
 //!   only slows runs), unless a safer candidate is within the noise of it (gap under
 //!   1%, or under 2% with overlapping p20..p80; the untuned kernel is kept unless the pick
-//!   ran over 2% faster paired round by round, or without paired rounds beyond the wander
-//!   its runs and the pick's show, up to 5%): then the safer one is kept, so that the
+//!   ran over 2% faster paired round by round, or over 0.5% with the rounds agreeing more
+//!   closely than that, or without paired rounds beyond the wander its runs and the
+//!   pick's show, up to 5%): then the safer one is kept, so that the
 //!   choice does not flip between runs and never trades the untuned kernel for noise.
 
 use serde::{Deserialize, Serialize};
@@ -388,21 +389,26 @@ fn tie(fast: &Stats, safe: &Stats) -> bool {
 
 /// The most a wandering clock may take from the untuned kernel: see [`keeps_untuned`].
 const WANDER_CAP: f64 = 0.05;
-/// The gain over the untuned kernel, paired round by round, that trades it away: a kept
-/// untuned kernel then costs at most this against the pick, and a pick taken would have to
-/// drift by twice this between tuning and use to lose as much to the untuned kernel (the
-/// targets: autotuned within 1.02 of the best, and never 0.98 of untuned).
+/// A paired gain over the untuned kernel this small never trades it: the pick is then
+/// within the bench's 1.02 of the untuned kernel whichever is kept.
+const PAIRED_FLOOR: f64 = 0.005;
+/// A paired gain over the untuned kernel this large always trades it; between
+/// [`PAIRED_FLOOR`] and this, it trades only when the rounds' ratios agree more closely
+/// than the gain (the spread of the ratios, an outer one left out from four rounds on, is
+/// under the gain). A pick taken on a steady 1% gain would have to drift by 3% between
+/// tuning and use to lose 2% to the untuned kernel; a kept untuned kernel costs at most 2%.
 const PAIRED_GAIN: f64 = 0.02;
 
 /// Whether the untuned kernel `safe` stays against the faster `fast`. Where the two ran
-/// in the same rounds, by their paired ratio: runs of one round went back to back, so
-/// drift over seconds (zero-copy times wander 2-5%) hits both alike; `safe` stays unless
-/// it is over [`PAIRED_GAIN`] slower. Otherwise within [`tie`], or within the wander the
-/// session saw, the larger of the two's slowest-to-fastest run spreads (relative to their
-/// medians, at most [`WANDER_CAP`]).
+/// in the same rounds, by their paired ratios: runs of one round went back to back, so
+/// drift over seconds (zero-copy times wander 2-5%) hits both alike; `safe` stays under
+/// [`PAIRED_FLOOR`], and up to [`PAIRED_GAIN`] while the rounds disagree by as much as the
+/// gain. Otherwise within [`tie`], or within the wander the session saw, the larger of the
+/// two's slowest-to-fastest run spreads (relative to their medians, at most [`WANDER_CAP`]).
 fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
-    if let Some(gain) = paired_gain(fast, safe) {
-        return gain <= PAIRED_GAIN;
+    if let Some(paired) = paired_gain(fast, safe) {
+        return paired.gain <= PAIRED_FLOOR
+            || (paired.gain <= PAIRED_GAIN && paired.spread >= paired.gain);
     }
     let (Some(f), Some(s)) = (fast.p20_ms(), safe.p20_ms()) else {
         return false;
@@ -418,10 +424,20 @@ fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
     tie(fast, safe) || s - f <= wander * f
 }
 
-/// How much slower `safe` ran than `fast` in the rounds both ran in (`safe / fast - 1`,
-/// the lower median over those rounds, so that one disturbed run cannot decide), or
-/// `None` with fewer than two such rounds.
-fn paired_gain(fast: &Stats, safe: &Stats) -> Option<f64> {
+/// How much slower the untuned kernel ran than a pick, round by round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Paired {
+    /// The lower median of `safe / fast - 1` over the shared rounds, so that one disturbed
+    /// run cannot decide.
+    gain: f64,
+    /// How far those ratios lie apart: their range, leaving out the highest and the lowest
+    /// from four rounds on (a disturbance slows one run).
+    spread: f64,
+}
+
+/// [`Paired`] of `safe` against `fast` over the rounds both ran in, or `None` with fewer
+/// than two such rounds.
+fn paired_gain(fast: &Stats, safe: &Stats) -> Option<Paired> {
     let by_round = |s: &Stats| -> Vec<(u32, f64)> {
         s.rounds
             .iter()
@@ -439,11 +455,16 @@ fn paired_gain(fast: &Stats, safe: &Stats) -> Option<f64> {
         })
         .filter(|g| g.is_finite())
         .collect();
-    if ratios.len() < 2 {
+    let n = ratios.len();
+    if n < 2 {
         return None;
     }
     ratios.sort_by(f64::total_cmp);
-    Some(ratios[(ratios.len() - 1) / 2])
+    let trim = usize::from(n >= 4);
+    Some(Paired {
+        gain: ratios[(n - 1) / 2],
+        spread: ratios[n - 1 - trim] - ratios[trim],
+    })
 }
 
 fn choose(stats: &[Stats]) -> (usize, String, bool) {
@@ -454,12 +475,14 @@ fn choose(stats: &[Stats]) -> (usize, String, bool) {
             true,
         );
     };
-    // Candidates with timings that were not dropped for a failure may be kept on a tie.
+    // Candidates with timings that were not dropped for a failure may be kept on a tie;
+    // once the untuned kernel is traded away, not one that ran slower than it.
+    let untuned_ms = stats.first().and_then(Stats::p20_ms);
     for (i, s) in stats.iter().enumerate().take(best) {
         let within = if i == 0 {
             keeps_untuned(&stats[best], s)
         } else {
-            tie(&stats[best], s)
+            tie(&stats[best], s) && untuned_ms.is_none_or(|u| s.p20_ms().is_some_and(|m| m <= u))
         };
         if s.error.is_none() && within {
             let ms = s.p20_ms().unwrap_or(f64::NAN);
