@@ -33,8 +33,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A candidate's next run is budgeted at this many times its slowest so far: zero-copy
-/// runs wander 2-5%, and the last run of an H100 session over 512 MiB of mapped memory ran
-/// 3% over its slowest and took the session to 20.004 untuned launches.
+/// runs wander 2-5%, and a run may be slower than any before it (docs/calibration.md).
 const NEXT_RUN: f64 = 1.05;
 
 /// Limits of one tuning session.

@@ -149,7 +149,7 @@ pub fn pinned_gain(workload: &str) -> Option<PinnedGain> {
 
 /// Untuned over autotuned by the rounds' medians (each configuration's best round of runs
 /// of its own). The back-to-back pairs are for gaps of a few percent, where drift between
-/// rounds matters; a gain of 6-9x is not such a gap, and six pairs can catch a passing
+/// rounds matters; a gain of 6-9x is not such a gap, and a few pairs can catch a passing
 /// disturbance whole (an H100's 2 GiB zero-copy pick ran 4.6-5.0 ms in four pairs, then
 /// 3.5, as in every round).
 fn gain_by_medians(r: &Row) -> Option<f64> {
