@@ -267,11 +267,10 @@ impl Tunable for SamplingWorkload {
         profile: &Profile,
         timed: &[(&SamplingPlan, Option<f64>)],
     ) -> Option<SamplingPlan> {
-        let (p, why) = refined(
-            self.region_bytes,
-            profile,
-            &pass_points(timed, |p| p.passes),
-        )?;
+        // A sampling pass redraws its stream: past the fastest count, passes cost more
+        // than a finer cache level saves.
+        let points = pass_points(timed, |p| p.passes);
+        let (p, why) = refined(self.region_bytes, profile, &points, false)?;
         Some(self.scoped(p, why)).filter(|p| p.passes >= 2)
     }
 
@@ -372,7 +371,10 @@ impl Tunable for GroupingWorkload {
         profile: &Profile,
         timed: &[(&GroupingPlan, Option<f64>)],
     ) -> Option<GroupingPlan> {
-        let (p, why) = refined(self.table_bytes, profile, &pass_points(timed, |p| p.passes))?;
+        // Later grouping passes re-read a device buffer, and a scope within a finer cache
+        // level serves the inserts' atomics faster: past the fastest count first.
+        let points = pass_points(timed, |p| p.passes);
+        let (p, why) = refined(self.table_bytes, profile, &points, true)?;
         // The approach of the fastest scoped candidate.
         let lead = timed
             .iter()

@@ -2,7 +2,9 @@ use super::*;
 use crate::plan::Dtype;
 use crate::profile::CachePath;
 use crate::profile::MemoryKind;
-use crate::tune::pass_counts::{cache_edges, edge_passes, refine_passes, ruled_out_passes};
+use crate::tune::pass_counts::{
+    cache_edges, edge_passes, edge_past, refine_passes, ruled_out_passes,
+};
 
 fn sampling(region: u64, memory: MemoryKind) -> SamplingWorkload {
     SamplingWorkload {
@@ -217,6 +219,22 @@ fn a_cache_capacity_between_the_fastest_and_its_neighbour_is_tried_first() {
     let t = [(1, 4.05), (6, 2.9), (8, 2.2), (12, 2.36)];
     assert_eq!(edge_passes(384 * mib, &t, &edges), None);
     assert_eq!(edge_passes(384 * mib, &[], &edges), None);
+}
+
+#[test]
+fn a_cache_capacity_past_the_most_passes_when_they_are_fastest() {
+    let mib = 1u64 << 20;
+    let edges = [25 * mib, 50 * mib];
+    // A 256 MiB table: 8 passes of 32 MiB fastest and the most timed; the 25 MiB level
+    // under its scope: 11 passes (23.27 MiB), within twice its count.
+    let t = [(1, 112.0), (2, 110.0), (5, 101.6), (8, 99.3)];
+    assert_eq!(edge_past(256 * mib, &t, &edges), Some(11));
+    // The fastest is not the most passes, or the level is over twice its count away:
+    // nothing.
+    let t = [(1, 112.0), (5, 99.0), (8, 101.0)];
+    assert_eq!(edge_past(256 * mib, &t, &edges), None);
+    let t = [(1, 112.0), (2, 101.0)];
+    assert_eq!(edge_past(256 * mib, &t, &edges), None);
 }
 
 #[test]

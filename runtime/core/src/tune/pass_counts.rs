@@ -166,6 +166,24 @@ pub(super) fn edge_passes(total: u64, timed: &[(u32, f64)], edges: &[u64]) -> Op
     })
 }
 
+/// Where the fastest of `timed` `(passes, ms)` has the most passes (times still falling
+/// towards more), the fewest passes past it whose scopes of `total` bytes fit the largest
+/// of `edges` under its scope, at most twice its count; `None` otherwise or when timed.
+/// (An H100's 256 MiB zero-copy grouping table: fastest 8 copy passes of 32 MiB beside 5
+/// of 51 MiB, best 16 of 16 MiB within the L2's near partition.)
+pub(super) fn edge_past(total: u64, timed: &[(u32, f64)], edges: &[u64]) -> Option<u32> {
+    let pts = by_count(timed);
+    let lead = (0..pts.len()).min_by(|&a, &b| pts[a].1.total_cmp(&pts[b].1))?;
+    let here = pts[lead].0;
+    if lead + 1 != pts.len() || here < 2 {
+        return None;
+    }
+    let scope = total / u64::from(here);
+    let edge = edges.iter().copied().filter(|&e| e < scope).max()?;
+    let m = u32::try_from(total.div_ceil(edge)).ok()?;
+    (m > here && m <= here.saturating_mul(2) && pts.iter().all(|p| p.0 != m)).then_some(m)
+}
+
 /// A pass count this many times slower than a smaller one shows a pass's own cost, not noise.
 const CLEAR_RISE: f64 = 1.5;
 /// A plan is ruled out when its floor is at least this many times the fastest time.
@@ -223,14 +241,23 @@ pub(super) fn pass_points<P>(
 }
 
 /// The refinement's pass count over `total` bytes from the timed `(passes, ms)`, and why:
-/// at a cache's capacity ([`edge_passes`]), else between the fastest counts
+/// with `past_first`, at a cache's capacity past the fastest count ([`edge_past`]); else at
+/// a cache's capacity between the fastest counts ([`edge_passes`]); else between them
 /// ([`refine_passes`]).
 pub(super) fn refined(
     total: u64,
     profile: &Profile,
     points: &[(u32, f64)],
+    past_first: bool,
 ) -> Option<(u32, &'static str)> {
-    if let Some(p) = edge_passes(total, points, &cache_edges(profile)) {
+    let edges = cache_edges(profile);
+    if let Some(p) = edge_past(total, points, &edges).filter(|_| past_first) {
+        return Some((
+            p,
+            "at a cache's capacity, past the fastest timed pass count",
+        ));
+    }
+    if let Some(p) = edge_passes(total, points, &edges) {
         return Some((
             p,
             "at a cache's capacity, between the fastest timed pass counts",
