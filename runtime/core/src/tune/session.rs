@@ -25,10 +25,11 @@
 //! - The fastest p20 wins (its fastest run up to three runs, then its second: a disturbance
 //!   only slows runs), unless a safer candidate is within the noise of it (gap under
 //!   1%, or under 2% with overlapping p20..p80; the untuned kernel is kept unless the pick
-//!   ran over 2% faster paired round by round, or over 0.5% with the rounds agreeing more
-//!   closely than that, or without paired rounds beyond the wander its runs and the
-//!   pick's show, up to 5%): then the safer one is kept, so that the
-//!   choice does not flip between runs and never trades the untuned kernel for noise.
+//!   or any other candidate ran over 2% faster paired round by round, or over 0.5% with
+//!   the rounds agreeing more closely than that, or, without rounds shared with the pick,
+//!   beyond the wander its runs and the pick's show, up to 5%): then the safer one is
+//!   kept, so that the choice does not flip between runs and never trades the untuned
+//!   kernel for noise.
 
 use serde::{Deserialize, Serialize};
 
@@ -398,18 +399,31 @@ const PAIRED_FLOOR: f64 = 0.005;
 /// tuning and use to lose 2% to the untuned kernel; a kept untuned kernel costs at most 2%.
 const PAIRED_GAIN: f64 = 0.02;
 
-/// Whether the untuned kernel `safe` stays against the faster `fast`. Where the two ran
-/// in the same rounds, by their paired ratios: runs of one round went back to back, so
-/// drift over seconds (zero-copy times wander 2-5%) hits both alike; `safe` stays under
-/// [`PAIRED_FLOOR`], and up to [`PAIRED_GAIN`] while the rounds disagree by as much as the
-/// gain. Otherwise within [`tie`], or within the wander the session saw, the larger of the
-/// two's slowest-to-fastest run spreads (relative to their medians, at most [`WANDER_CAP`]).
-fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
-    if let Some(paired) = paired_gain(fast, safe) {
-        return paired.gain <= PAIRED_FLOOR
-            || (paired.gain <= PAIRED_GAIN && paired.spread >= paired.gain);
+/// Whether the untuned kernel (`stats[0]`) stays against the fastest, `stats[fast]`. By
+/// paired ratios first: runs of one round went back to back, so drift over seconds
+/// (zero-copy times wander 2-5%) hits both alike. A paired gain is decisive over
+/// [`PAIRED_FLOOR`] with the rounds agreeing more closely than the gain, or over
+/// [`PAIRED_GAIN`]. A decisive gain of any candidate over the untuned kernel trades it (none
+/// is faster than the pick by p20, so the untuned kernel is slower than the pick too: a
+/// candidate added late may share no rounds with it); a paired comparison with the pick
+/// that is not decisive keeps it. Without one, it stays within [`tie`], or within the
+/// wander the session saw, the larger of the two's slowest-to-fastest run spreads
+/// (relative to their medians, at most [`WANDER_CAP`]).
+fn keeps_untuned(stats: &[Stats], fast: usize) -> bool {
+    let (safe, pick) = (&stats[0], &stats[fast]);
+    let decisive = |p: Paired| p.gain > PAIRED_FLOOR && (p.gain > PAIRED_GAIN || p.spread < p.gain);
+    let beaten = stats[1..]
+        .iter()
+        .filter(|s| s.error.is_none())
+        .filter_map(|s| paired_gain(s, safe))
+        .any(decisive);
+    if beaten {
+        return false;
     }
-    let (Some(f), Some(s)) = (fast.p20_ms(), safe.p20_ms()) else {
+    if paired_gain(pick, safe).is_some() {
+        return true;
+    }
+    let (Some(f), Some(s)) = (pick.p20_ms(), safe.p20_ms()) else {
         return false;
     };
     let spread = |st: &Stats, m: f64| {
@@ -419,8 +433,8 @@ fn keeps_untuned(fast: &Stats, safe: &Stats) -> bool {
             _ => 0.0,
         }
     };
-    let wander = spread(fast, f).max(spread(safe, s)).min(WANDER_CAP);
-    tie(fast, safe) || s - f <= wander * f
+    let wander = spread(pick, f).max(spread(safe, s)).min(WANDER_CAP);
+    tie(pick, safe) || s - f <= wander * f
 }
 
 /// How much slower the untuned kernel ran than a pick, round by round.
@@ -479,7 +493,7 @@ fn choose(stats: &[Stats]) -> (usize, String, bool) {
     let untuned_ms = stats.first().and_then(Stats::p20_ms);
     for (i, s) in stats.iter().enumerate().take(best) {
         let within = if i == 0 {
-            keeps_untuned(&stats[best], s)
+            keeps_untuned(stats, best)
         } else {
             tie(&stats[best], s) && untuned_ms.is_none_or(|u| s.p20_ms().is_some_and(|m| m <= u))
         };
