@@ -78,6 +78,10 @@ pub struct Trial {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_ms: Option<f64>,
     pub runs_ms: Vec<f64>,
+    /// The session's round of each run: runs of one round went back to back, which the
+    /// session's paired comparisons read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped: Option<String>,
 }
@@ -155,6 +159,7 @@ pub fn autotune<W: Tunable>(
                 label: c.label.clone(),
                 warmup_ms: c.stats.warmup_ms,
                 runs_ms: c.stats.runs_ms.clone(),
+                rounds: c.stats.rounds.clone(),
                 dropped: c.stats.dropped.clone(),
             })
             .collect(),
