@@ -412,15 +412,14 @@ const PAIRED_GAIN: f64 = 0.02;
 fn keeps_untuned(stats: &[Stats], fast: usize) -> bool {
     let (safe, pick) = (&stats[0], &stats[fast]);
     let decisive = |p: Paired| p.gain > PAIRED_FLOOR && (p.gain > PAIRED_GAIN || p.spread < p.gain);
-    let beaten = stats[1..]
-        .iter()
-        .filter(|s| s.error.is_none())
-        .filter_map(|s| paired_gain(s, safe))
-        .any(decisive);
-    if beaten {
+    let paired: Vec<(usize, Paired)> = (1..stats.len())
+        .filter(|&i| stats[i].error.is_none())
+        .filter_map(|i| Some((i, paired_gain(&stats[i], safe)?)))
+        .collect();
+    if paired.iter().any(|&(_, p)| decisive(p)) {
         return false;
     }
-    if paired_gain(pick, safe).is_some() {
+    if paired.iter().any(|&(i, _)| i == fast) {
         return true;
     }
     let (Some(f), Some(s)) = (pick.p20_ms(), safe.p20_ms()) else {
