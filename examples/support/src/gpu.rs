@@ -157,13 +157,13 @@ impl LoadedGpu {
         free_device_bytes(&self.ctx)
     }
 
-    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished
-    /// (memtune's event timer).
+    /// Milliseconds between CUDA events around the work `f` enqueues, after it finished,
+    /// the stream held until `f` returns (memtune's gated timer, as the autotuner times).
     pub fn time<E: From<memtune::gpu::Error>>(
         &self,
         f: impl FnOnce() -> Result<(), E>,
     ) -> Result<f64, E> {
-        memtune::gpu::time_ms(&self.stream, f)
+        Ok(memtune::gpu::time_gated_ms(&self.stream, f)?.ms)
     }
 
     /// Waits for the stream's work; a failed kernel shows here.

@@ -46,8 +46,9 @@ impl Autotuner {
 
     /// Tunes `workload` on the user's kernel: `launch(plan)` enqueues the kernel with `plan`
     /// on `stream` (or on any stream that synchronises with it, such as the legacy default
-    /// stream). Each launch is bracketed by CUDA events on `stream`; a launch that returns an
-    /// error, or whose kernel fails, drops its candidate.
+    /// stream). Each launch is bracketed by CUDA events on `stream`, which is held until
+    /// `launch` returns ([`Clock`]); a launch that returns an error, or whose kernel fails,
+    /// drops its candidate.
     pub fn tune<W: Tunable, E: Display>(
         &self,
         stream: &Arc<CudaStream>,
@@ -55,7 +56,8 @@ impl Autotuner {
         workload: &W,
         mut launch: impl FnMut(&W::Plan) -> Result<(), E>,
     ) -> Result<TunedPlan<W::Plan>, AutotuneError> {
-        self.tune_with(kernel, workload, |plan| time_once(stream, || launch(plan)))
+        let mut clock = Clock::from_env(stream);
+        self.tune_with(kernel, workload, |plan| clock.time(|| launch(plan)))
     }
 }
 
@@ -72,11 +74,55 @@ impl Autotuner {
         mut launch: impl FnMut(&W::Plan) -> Result<(), E>,
         mut check: impl FnMut(&W::Plan) -> Result<(), String>,
     ) -> Result<TunedPlan<W::Plan>, AutotuneError> {
+        let mut clock = Clock::from_env(stream);
         self.tune_with(kernel, workload, |plan| {
-            let ms = time_once(stream, || launch(plan))?;
+            let ms = clock.time(|| launch(plan))?;
             check(plan).map_err(|e| format!("wrong result: {e}"))?;
             Ok(ms)
         })
+    }
+}
+
+/// `MEMTUNE_TIMING_GATE=off` times every launch without holding the stream.
+pub const ENV_TIMING_GATE: &str = "MEMTUNE_TIMING_GATE";
+
+/// The autotuner's clock: each launch timed with [`crate::gpu::time_gated_ms`], so that
+/// the host's launch latency, which varies by microseconds from launch to launch, does not
+/// count in the times of short kernels. A launch that waits on its own stream (a
+/// synchronous copy in the closure) holds the gate to its limit: from then on the session
+/// times without it, with a warning. `MEMTUNE_TIMING_GATE=off` never holds it.
+pub struct Clock<'a> {
+    stream: &'a Arc<CudaStream>,
+    gated: bool,
+}
+
+impl<'a> Clock<'a> {
+    /// A gated clock unless `MEMTUNE_TIMING_GATE=off`.
+    pub fn from_env(stream: &'a Arc<CudaStream>) -> Self {
+        let off = std::env::var(ENV_TIMING_GATE).is_ok_and(|v| v.trim() == "off");
+        Clock {
+            stream,
+            gated: !off,
+        }
+    }
+
+    /// Milliseconds of the work `f` enqueues on the stream; a failure of `f` or of the
+    /// kernel, as text for the decision record.
+    pub fn time<E: Display>(&mut self, f: impl FnOnce() -> Result<(), E>) -> Result<f64, String> {
+        if !self.gated {
+            return time_once(self.stream, f);
+        }
+        let gated =
+            crate::gpu::time_gated_ms(self.stream, || f().map_err(|e| Failure(e.to_string())))
+                .map_err(|f| f.0)?;
+        if !gated.held {
+            self.gated = false;
+            eprintln!(
+                "memtune: a launch took over {} ms to enqueue (it may wait on its own stream); timing the rest without holding the stream ({ENV_TIMING_GATE}=off does so from the start)",
+                crate::gpu::GATE_LIMIT.as_millis()
+            );
+        }
+        Ok(gated.ms)
     }
 }
 

@@ -25,10 +25,11 @@
 //!
 //! `MEMTUNE_AUTOTUNE`: `off` (the model's plan, nothing timed or read), `cached` (stored
 //! decisions only), `always` (time again, replace); unset or `auto`: stored, else tune.
+//! `MEMTUNE_TIMING_GATE=off`: time each launch without holding the stream ([`Clock`]).
 
 mod gpu;
 
-pub use gpu::time_once;
+pub use gpu::{time_once, Clock, ENV_TIMING_GATE};
 
 use std::fmt;
 use std::path::Path;

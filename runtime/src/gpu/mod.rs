@@ -7,7 +7,8 @@
 //! - [`Buffer`]: one allocation of device, pinned (mapped or not) or managed memory, freed
 //!   on drop;
 //! - [`time_ms`] and [`time_runs`]: CUDA-event timing after a sync, with [`Timing`]'s median
-//!   and spread.
+//!   and spread; [`time_gated_ms`], the same with the stream held until the work is
+//!   enqueued.
 //!
 //! Every CUDA call is checked; a failure names the call ([`Error`]).
 
@@ -19,7 +20,7 @@ mod timer;
 pub use buffer::Buffer;
 pub use context::Context;
 pub use kernel_cache::{key as kernel_key, KernelCache, ENV_KERNEL_CACHE};
-pub use timer::{time_ms, time_runs, Timing};
+pub use timer::{time_gated_ms, time_ms, time_runs, Gated, Timing, GATE_LIMIT};
 
 use cudarc::driver::DriverError;
 use memtune_core::MemoryKind;

@@ -95,6 +95,9 @@ pub struct Runtime {
     /// Whether `time_*` runs one untimed warm-up first (an autotuning session warms each
     /// candidate up itself and counts every launch).
     warmup: bool,
+    /// Whether `time_*` hold the stream until the work is enqueued
+    /// ([`crate::gpu::time_gated_ms`]).
+    gated: bool,
 }
 
 impl Runtime {
@@ -109,12 +112,20 @@ impl Runtime {
                 other => LaunchError::Gpu(other),
             })?,
             warmup: true,
+            gated: false,
         })
     }
 
     /// Turns the untimed warm-up run of the `time_*` methods on (the default) or off.
     pub fn set_warmup(&mut self, on: bool) {
         self.warmup = on;
+    }
+
+    /// Times each run of the `time_*` methods with the stream held until the work is
+    /// enqueued ([`crate::gpu::time_gated_ms`], as the autotuner times), or not (the
+    /// default).
+    pub fn set_gate(&mut self, on: bool) {
+        self.gated = on;
     }
 
     pub fn identity(&self) -> &DeviceIdentity {

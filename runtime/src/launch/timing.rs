@@ -386,7 +386,8 @@ impl Runtime {
     }
 
     /// Runs `setup` then `work` `1 + runs` times (`runs` without the warm-up), timing each
-    /// `work` but the warm-up with events on the stream, synchronising after each.
+    /// `work` but the warm-up with events on the stream (held until `work` is enqueued
+    /// when [`Runtime::set_gate`] is on), synchronising after each.
     fn time_runs(
         &mut self,
         runs: usize,
@@ -398,6 +399,7 @@ impl Runtime {
             rt.gpu.stream(),
             usize::from(rt.warmup),
             runs,
+            rt.gated,
             || setup(rt),
             || work(rt),
         )

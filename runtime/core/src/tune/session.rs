@@ -24,7 +24,8 @@
 //!   cost 5 warm-ups and 2 runs of each before the budget applies: 15 launches.)
 //! - The fastest p20 wins (its fastest run up to three runs, then its second: a disturbance
 //!   only slows runs), unless a safer candidate is within the noise of it (gap under
-//!   1%, or under 2% with overlapping p20..p80; the untuned kernel is kept unless the pick
+//!   1%, or under 2% with overlapping p20..p80, and not a gain over 0.5% that the rounds
+//!   they shared agree on more closely than that; the untuned kernel is kept unless the pick
 //!   or any other candidate ran over 2% faster paired round by round, or over 0.5% with
 //!   the rounds agreeing more closely than that, or, without rounds shared with the pick,
 //!   beyond the wander its runs and the pick's show, up to 5%): then the safer one is
@@ -411,7 +412,6 @@ const PAIRED_GAIN: f64 = 0.02;
 /// (relative to their medians, at most [`WANDER_CAP`]).
 fn keeps_untuned(stats: &[Stats], fast: usize) -> bool {
     let (safe, pick) = (&stats[0], &stats[fast]);
-    let decisive = |p: Paired| p.gain > PAIRED_FLOOR && (p.gain > PAIRED_GAIN || p.spread < p.gain);
     let paired: Vec<(usize, Paired)> = (1..stats.len())
         .filter(|&i| stats[i].error.is_none())
         .filter_map(|i| Some((i, paired_gain(&stats[i], safe)?)))
@@ -434,6 +434,17 @@ fn keeps_untuned(stats: &[Stats], fast: usize) -> bool {
     };
     let wander = spread(pick, f).max(spread(safe, s)).min(WANDER_CAP);
     tie(pick, safe) || s - f <= wander * f
+}
+
+/// Whether a paired gain trades the untuned kernel: [`steady`], or over [`PAIRED_GAIN`].
+fn decisive(p: Paired) -> bool {
+    steady(p) || p.gain > PAIRED_GAIN
+}
+
+/// Whether a paired gain is over [`PAIRED_FLOOR`] with the rounds agreeing more closely
+/// than the gain: what separates two tied plans.
+fn steady(p: Paired) -> bool {
+    p.gain > PAIRED_FLOOR && p.spread < p.gain
 }
 
 /// How much slower the untuned kernel ran than a pick, round by round.
@@ -487,14 +498,17 @@ fn choose(stats: &[Stats]) -> (usize, String, bool) {
             true,
         );
     };
-    // Candidates with timings that were not dropped for a failure may be kept on a tie;
-    // once the untuned kernel is traded away, not one that ran slower than it.
+    // Candidates with timings that were not dropped for a failure may be kept on a tie,
+    // unless the rounds they shared with the fastest separate them; once the untuned kernel
+    // is traded away, not one that ran slower than it.
     let untuned_ms = stats.first().and_then(Stats::p20_ms);
     for (i, s) in stats.iter().enumerate().take(best) {
         let within = if i == 0 {
             keeps_untuned(stats, best)
         } else {
-            tie(&stats[best], s) && untuned_ms.is_none_or(|u| s.p20_ms().is_some_and(|m| m <= u))
+            tie(&stats[best], s)
+                && !paired_gain(&stats[best], s).is_some_and(steady)
+                && untuned_ms.is_none_or(|u| s.p20_ms().is_some_and(|m| m <= u))
         };
         if s.error.is_none() && within {
             let ms = s.p20_ms().unwrap_or(f64::NAN);
