@@ -1,7 +1,8 @@
 //! The bench's timing and bookkeeping around memtune's autotuner: round-robin rounds with
 //! a warm-up (launches checked through result slots), medians per plan, the distinct plans
-//! to time, the fastest, the two tuning calls on a fresh decision store and the "second
-//! run times nothing" check, and the [`Timings`] of a row.
+//! to time, the fastest timed again beside the plans it is compared with, the two tuning
+//! calls on a fresh decision store and the "second run times nothing" check, and the
+//! [`Timings`] of a row.
 
 use memtune::autotune::{Autotuner, Mode};
 use memtune::core::tune::{Decision, DecisionStore};
@@ -14,6 +15,10 @@ use crate::Error;
 
 /// Timed runs per plan, after one warm-up round.
 pub const RUNS: usize = 5;
+
+/// Times the plans a row compares are timed again after the sweep
+/// ([`PlanTimes::confirmed_timings`]).
+pub const CONFIRM_ROUNDS: usize = 4;
 
 /// Times every plan round robin: one warm-up round, then [`RUNS`] rounds; `time` launches
 /// plan `i` and returns its milliseconds. The runs of each plan, warm-ups left out.
@@ -45,6 +50,33 @@ pub fn medians<P>(
         .collect()
 }
 
+/// `plans` timed [`CONFIRM_ROUNDS`] times by `time` (each call times them all, as the
+/// sweep did); each plan's [`Timed`] of the medians of those calls.
+pub fn timed_again<P, E>(
+    plans: &[P],
+    label: impl Fn(&P) -> String,
+    mut time: impl FnMut(&[P]) -> Result<Vec<Timed>, E>,
+) -> Result<Vec<Timed>, E>
+where
+    E: From<Error>,
+{
+    let mut medians = vec![Vec::with_capacity(CONFIRM_ROUNDS); plans.len()];
+    for _ in 0..CONFIRM_ROUNDS {
+        let times = time(plans)?;
+        for (m, t) in medians.iter_mut().zip(&times) {
+            m.push(t.median_ms);
+        }
+    }
+    medians
+        .iter()
+        .zip(plans)
+        .map(|(m, p)| {
+            Timed::of(m)
+                .ok_or_else(|| Error::Autotune(format!("{}: not timed again", label(p))).into())
+        })
+        .collect()
+}
+
 /// `plans` in order, each launch sequence once (`same` tells two plans that launch alike).
 pub fn distinct<'a, P: Clone + 'a>(
     plans: impl IntoIterator<Item = &'a P>,
@@ -67,13 +99,6 @@ pub fn time_of<P>(
     same: impl Fn(&P, &P) -> bool,
 ) -> Option<Timed> {
     plans.iter().position(|q| same(q, p)).map(|i| times[i])
-}
-
-/// The labelled time with the lowest median.
-pub fn fastest(timed: impl IntoIterator<Item = (String, Timed)>) -> Option<(String, Timed)> {
-    timed
-        .into_iter()
-        .min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))
 }
 
 /// An empty decision store in a temporary directory (kept while the `TempDir` lives), so
@@ -259,13 +284,43 @@ impl<'a, P> PlanTimes<'a, P> {
             .ok_or_else(|| Error::Autotune(format!("{} was not timed", (self.label)(p))))
     }
 
-    /// The fastest of `among`, labelled; `Err(none)` for no plan.
-    pub fn fastest_of(&self, among: &[P], none: &str) -> Result<(String, Timed), Error> {
-        let timed = among
-            .iter()
-            .map(|p| self.of(p).map(|t| ((self.label)(p), t)))
-            .collect::<Result<Vec<_>, Error>>()?;
-        fastest(timed).ok_or_else(|| Error::Autotune(none.to_string()))
+    /// The row's timings as [`PlanTimes::timings`], the best being the fastest of `among`,
+    /// with the untuned, model, autotuned and best plans timed again ([`timed_again`],
+    /// `time` timing the plans it is given as the sweep did). The fastest of many plans
+    /// timed by a few runs each reads low by chance; timed again beside the autotuned
+    /// plan, it reads as it runs.
+    pub fn confirmed_timings<E>(
+        &self,
+        untuned: &P,
+        model: &P,
+        tuned: &TunedTwice<P>,
+        among: &[P],
+        time: impl FnMut(&[P]) -> Result<Vec<Timed>, E>,
+    ) -> Result<Timings, E>
+    where
+        P: Clone,
+        E: From<Error>,
+    {
+        let best = self.fastest_plan(among)?;
+        let again = distinct([untuned, model, &tuned.first.tuned.plan, best], self.same);
+        let times = timed_again(&again, self.label, time)?;
+        let timed = PlanTimes::new(&again, &times, self.label, self.same);
+        let best = ((self.label)(best), timed.of(best)?);
+        Ok(timed.timings(untuned, model, tuned, best)?)
+    }
+
+    /// The plan of `among` of the least median; `Err` when `among` is empty or holds a
+    /// plan not timed.
+    pub fn fastest_plan<'p>(&self, among: &'p [P]) -> Result<&'p P, Error> {
+        let mut best: Option<(&P, f64)> = None;
+        for p in among {
+            let ms = self.of(p)?.median_ms;
+            if best.is_none_or(|(_, b)| ms < b) {
+                best = Some((p, ms));
+            }
+        }
+        best.map(|(p, _)| p)
+            .ok_or_else(|| Error::Autotune("no plan to compare".into()))
     }
 
     /// The row's timings: `untuned`, the `model`'s plan and the autotuned one of `tuned`,
@@ -316,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn distinct_time_of_and_fastest() {
+    fn distinct_and_time_of() {
         let same = |a: &u32, b: &u32| a % 10 == b % 10;
         let plans = distinct(&[1, 11, 2, 3, 12], same);
         assert_eq!(plans, vec![1, 2, 3]);
@@ -326,9 +381,6 @@ mod tests {
             .collect();
         assert_eq!(time_of(&plans, &times, &22, same), Some(times[1]));
         assert_eq!(time_of(&plans, &times, &4, same), None);
-        let best = fastest(plans.iter().zip(&times).map(|(p, t)| (p.to_string(), *t)));
-        assert_eq!(best.map(|b| b.0), Some("2".to_string()));
-        assert_eq!(fastest(Vec::new()), None);
         let (_dir, store) = fresh_store().expect("a store");
         assert!(store.local_dir().is_some());
     }
@@ -345,14 +397,51 @@ mod tests {
         assert_eq!(timed.of(&13), Ok(times[2]));
         let e = timed.of(&4).expect_err("not timed");
         assert_eq!(e, Error::Autotune("plan 4 was not timed".into()));
+        assert_eq!(timed.fastest_plan(&[1, 2, 13]), Ok(&2));
         assert_eq!(
-            timed.fastest_of(&[1, 2], "none"),
-            Ok(("plan 2".into(), times[1]))
+            timed.fastest_plan(&[]),
+            Err(Error::Autotune("no plan to compare".into()))
+        );
+        assert!(timed.fastest_plan(&[1, 5]).is_err());
+    }
+
+    #[test]
+    fn plans_timed_again_read_the_median_of_each_call() {
+        let mut calls = 0;
+        // Plan 2 reads fastest in the first call only; its median over the calls is 2.5.
+        let times = timed_again(
+            &[1u32, 2],
+            |p| format!("plan {p}"),
+            |plans: &[u32]| {
+                calls += 1;
+                let ms = |p: u32| {
+                    if p == 2 && calls == 1 {
+                        1.0
+                    } else {
+                        0.5 + f64::from(p)
+                    }
+                };
+                Ok::<_, Error>(
+                    plans
+                        .iter()
+                        .map(|&p| Timed::of(&[ms(p)]).expect("a run"))
+                        .collect(),
+                )
+            },
+        )
+        .expect("timed");
+        assert_eq!(calls, CONFIRM_ROUNDS);
+        assert_eq!(times[0].median_ms, 1.5);
+        assert_eq!(times[1].median_ms, 2.5);
+        assert_eq!(times[1].min_ms, 1.0);
+        let short = timed_again(
+            &[1u32, 2],
+            |p| format!("plan {p}"),
+            |_: &[u32]| Ok::<_, Error>(vec![Timed::of(&[1.0]).expect("a run")]),
         );
         assert_eq!(
-            timed.fastest_of(&[], "none"),
-            Err(Error::Autotune("none".into()))
+            short,
+            Err(Error::Autotune("plan 2: not timed again".into()))
         );
-        assert!(timed.fastest_of(&[1, 5], "none").is_err());
     }
 }

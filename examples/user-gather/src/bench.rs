@@ -175,12 +175,15 @@ pub fn row(
     );
     let times = time_plans(gpu, region, n_words, variant, &plans, sums, expected)?;
     let timed = PlanTimes::new(&plans, &times, label, same);
-    let best = timed.fastest_of(&swept, "an empty sweep")?;
+    // The best and the plans it is compared with, timed again beside each other.
+    let timings = timed.confirmed_timings(&untuned, &model, &tuned, &swept, |p| {
+        time_plans(gpu, region, n_words, variant, p, sums, expected)
+    })?;
     Ok(Row {
         variant: variant.name(),
         memory: region.kind(),
         bytes: n_words * 4,
-        timings: timed.timings(&untuned, &model, &tuned, best)?,
+        timings,
         sum: expected,
     })
 }

@@ -237,14 +237,17 @@ pub fn row(bench: &Bench, data: &Data, case: &Case, digests: &mut Digests) -> Re
     );
     let times = time_plans(gpu, data, case, &plans, digests, expected)?;
     let timed = PlanTimes::new(&plans, &times, label, same);
-    let best = timed.fastest_of(&swept, "an empty sweep")?;
+    // The best and the plans it is compared with, timed again beside each other.
+    let timings = timed.confirmed_timings(&untuned, &model, &tuned, &swept, |p| {
+        time_plans(gpu, data, case, p, digests, expected)
+    })?;
     Ok(Row {
         variant: case.variant.name(),
         memory: data.table_memory(),
         input_memory: data.input_memory(),
         bytes: case.table_bytes,
         rows: case.rows,
-        timings: timed.timings(&untuned, &model, &tuned, best)?,
+        timings,
         digest: expected,
     })
 }

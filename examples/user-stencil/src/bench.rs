@@ -196,12 +196,15 @@ pub fn row(bench: &Bench, volume: &Volume) -> Result<Row> {
     let times = time_plans(gpu, volume, &plans)?;
     let copy = time_copy(gpu, volume)?;
     let timed = PlanTimes::new(&plans, &times, label, same);
-    let best = timed.fastest_of(&plans, "no plan was timed")?;
+    // The best and the plans it is compared with, timed again beside each other.
+    let timings = timed.confirmed_timings(&untuned, &model, &tuned, &plans, |p| {
+        time_plans(gpu, volume, p)
+    })?;
     Ok(Row {
         variant: case.name(),
         dims: case.dims,
         bytes: case.bytes(),
-        timings: timed.timings(&untuned, &model, &tuned, best)?,
+        timings,
         copy,
         plans_timed: plans.len(),
     })

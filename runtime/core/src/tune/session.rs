@@ -350,7 +350,12 @@ fn leader_median(stats: &[Stats]) -> Option<f64> {
         .reduce(f64::min)
 }
 
-/// True when the leader's p80 is under every other live candidate's p20.
+/// Runs a live candidate needs before [`separated`] may end the session on it: two slow
+/// first runs of a candidate added late are not yet its speed.
+const SEPARATED_RUNS: usize = 3;
+
+/// True when the leader's p80 is under every other live candidate's p20, each of those
+/// known by [`SEPARATED_RUNS`] runs.
 fn separated(stats: &[Stats]) -> bool {
     let Some((lead, _)) = fastest(stats) else {
         return false;
@@ -360,7 +365,7 @@ fn separated(stats: &[Stats]) -> bool {
         .iter()
         .enumerate()
         .filter(|(i, s)| *i != lead && s.alive())
-        .all(|(_, s)| s.p20_ms().is_some_and(|p20| p80 < p20))
+        .all(|(_, s)| s.runs_ms.len() >= SEPARATED_RUNS && s.p20_ms().is_some_and(|p20| p80 < p20))
 }
 
 /// The candidate of the least p20 and that time. A disturbance only slows a run (zero-copy
