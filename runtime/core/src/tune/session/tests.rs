@@ -1,3 +1,4 @@
+use super::choice::*;
 use super::*;
 
 /// A fake clock: candidate i takes `ms[i]`, plus `noise(i, call)`.
@@ -13,9 +14,17 @@ fn the_fastest_wins_and_the_cost_stays_within_budget() {
     let cost = out.cost_in_untuned.expect("untuned ran");
     assert!(cost <= 20.0, "cost {cost}");
     assert!(out.why.contains("faster than untuned"), "{}", out.why);
-    // The 3 ms candidate is over 1.5x the leader after one run.
-    assert_eq!(out.stats[4].runs_ms.len(), 1);
-    assert!(out.stats[4].dropped.is_some());
+    // The 3 ms candidate's warm-up is over 2.5x the fastest: it never runs timed.
+    assert_eq!(out.stats[4].runs_ms.len(), 0);
+    assert!(out.stats[4]
+        .dropped
+        .as_deref()
+        .is_some_and(|d| d.contains("warm-up")));
+    // The 2 ms untuned kernel is never dropped by its warm-up; at 1.5x the leader after
+    // one run, it is.
+    let out = run(3, &Budget::default(), fixed(&[2.6, 1.0, 1.1]));
+    assert_eq!(out.stats[0].runs_ms.len(), 1, "{:?}", out.stats[0]);
+    assert!(out.stats[0].dropped.is_some());
 }
 
 #[test]

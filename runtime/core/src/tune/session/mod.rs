@@ -9,7 +9,8 @@
 //!   a kernel whose passes are costly does not pay for the many-pass candidates. Before a
 //!   candidate is ruled out, those known by their warm-up alone run once more, back to
 //!   back, and the rule is asked again of those latest launches (a disturbance that slows
-//!   one launch 2x does not rule out a candidate).
+//!   one launch 2x does not rule out a candidate). A candidate whose warm-up took over
+//!   [`Budget::warmup_loser`]× the fastest warm-up is dropped (never the untuned one).
 //! - Timed rounds then go round robin, every other round in reverse, so drift hits every
 //!   candidate alike. After round 1 a
 //!   candidate over [`Budget::clear_loser`]× the leader's median is dropped; after round 2
@@ -19,7 +20,9 @@
 //!   has room for its warm-up and [`Budget::min_samples`] runs; it is warmed up and joins
 //!   the rounds.
 //! - Once a candidate has [`Budget::min_samples`] runs, it is launched again only while the
-//!   total time stays within [`Budget::max_cost`] launches of the untuned kernel; at most
+//!   total time stays within [`Budget::max_cost`] launches of the untuned kernel (its
+//!   fastest launch so far), the runs still owed kept aside: a late candidate's first runs,
+//!   and the untuned kernel's until it shares two rounds with the leader; at most
 //!   [`Budget::max_samples`] rounds. (Four candidates as fast as untuned and a refinement
 //!   cost 5 warm-ups and 2 runs of each before the budget applies: 15 launches.)
 //! - The fastest p20 wins (its fastest run up to three runs, then its second: a disturbance
@@ -32,7 +35,11 @@
 //!   kept, so that the choice does not flip between runs and never trades the untuned
 //!   kernel for noise.
 
-use serde::{Deserialize, Serialize};
+mod choice;
+mod stats;
+
+use choice::{choose, fastest};
+pub use stats::{quantile, Stats};
 
 /// A candidate's next run is budgeted at this many times its slowest so far: zero-copy
 /// runs wander 2-5%, and a run may be slower than any before it (docs/calibration.md).
@@ -45,6 +52,9 @@ pub struct Budget {
     pub max_cost: f64,
     pub min_samples: usize,
     pub max_samples: usize,
+    /// After the warm-ups: dropped when its warm-up took over this many times the fastest
+    /// warm-up (the untuned kernel never is).
+    pub warmup_loser: f64,
     /// After one timed round: dropped when over this many times the leader's median.
     pub clear_loser: f64,
     /// After two: dropped when its fastest run is over this many times the leader's median.
@@ -57,63 +67,12 @@ impl Default for Budget {
             max_cost: 20.0,
             min_samples: 2,
             max_samples: 7,
+            warmup_loser: 2.5,
             clear_loser: 1.5,
             drop_ratio: 1.1,
         }
     }
 }
-
-/// One candidate's measurements.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    /// The untimed-for-decision first launch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warmup_ms: Option<f64>,
-    /// Timed launches in order.
-    pub runs_ms: Vec<f64>,
-    /// The round of each of `runs_ms` (0 for a launch before the rounds): runs of one
-    /// round went back to back, so their ratios are free of the drift between rounds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rounds: Vec<u32>,
-    /// Why the candidate was dropped: its launch's error, or the early stop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dropped: Option<String>,
-    /// The launch error, when it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-impl Stats {
-    pub fn median_ms(&self) -> Option<f64> {
-        quantile(&self.runs_ms, 0.5)
-    }
-    pub fn p20_ms(&self) -> Option<f64> {
-        quantile(&self.runs_ms, 0.2)
-    }
-    pub fn p80_ms(&self) -> Option<f64> {
-        quantile(&self.runs_ms, 0.8)
-    }
-    fn fastest_ms(&self) -> Option<f64> {
-        self.runs_ms.iter().copied().reduce(f64::min)
-    }
-    fn record(&mut self, ms: f64, round: u32) {
-        self.runs_ms.push(ms);
-        self.rounds.push(round);
-    }
-    fn alive(&self) -> bool {
-        self.dropped.is_none()
-    }
-    /// Its latest launch: its last run, else its warm-up; `None` when it failed or never
-    /// ran. Launched back to back, candidates' latest launches share any disturbance.
-    pub fn latest_ms(&self) -> Option<f64> {
-        if self.error.is_some() {
-            return None;
-        }
-        self.runs_ms.last().copied().or(self.warmup_ms)
-    }
-}
-
-pub use crate::stats::quantile;
 
 /// What a session times: `time(i)` launches candidate `i` once and returns its
 /// milliseconds; `refine` may append a candidate once every live one has its samples, and
@@ -214,6 +173,7 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
         }
         stats[i].warmup_ms = launch(&mut trials, i, &mut stats, &mut spent);
     }
+    drop_slow_warmups(&mut stats, budget);
     for round in 1..=budget.max_samples.max(1) {
         // Every other round in reverse, so that no candidate always runs first (after the
         // warm-ups, or after another's launches).
@@ -233,7 +193,8 @@ pub fn run_trials(n: usize, budget: &Budget, mut trials: impl Trials) -> Outcome
                 // candidate added late.
                 let untuned = reference_ms(&stats);
                 let next = NEXT_RUN * stats[i].runs_ms.iter().copied().fold(0.0, f64::max);
-                let owed = owed_ms(&stats, budget.min_samples);
+                let owed = owed_ms(&stats, budget.min_samples)
+                    + if i == 0 { 0.0 } else { untuned_owed_ms(&stats) };
                 if untuned.is_some_and(|u| spent + next + owed > budget.max_cost * u) {
                     continue;
                 }
@@ -308,6 +269,52 @@ fn owed_ms(stats: &[Stats], min_samples: usize) -> f64 {
         .sum()
 }
 
+/// The runs the untuned kernel still needs to be weighed against the leader round by
+/// round ([`paired_gain`] reads two shared rounds), each at its slowest launch so far:
+/// reserved before other candidates' extra runs, so that a leader added late is not left
+/// to the wander rule.
+fn untuned_owed_ms(stats: &[Stats]) -> f64 {
+    let Some((lead, _)) = fastest(stats) else {
+        return 0.0;
+    };
+    let untuned = &stats[0];
+    if lead == 0 || !untuned.alive() {
+        return 0.0;
+    }
+    let shared = untuned
+        .rounds
+        .iter()
+        .filter(|&&r| r > 0 && stats[lead].rounds.contains(&r))
+        .count();
+    let slowest = untuned.runs_ms.iter().copied().fold(0.0, f64::max);
+    2usize.saturating_sub(shared) as f64 * slowest
+}
+
+/// Drops the candidates (the untuned kernel aside) whose warm-up took over
+/// [`Budget::warmup_loser`]x the fastest warm-up: a disturbance slows a launch 2x at most,
+/// and their timed runs would cost the rounds that weigh the others.
+fn drop_slow_warmups(stats: &mut [Stats], budget: &Budget) {
+    let alive = |s: &&mut Stats| s.alive() && s.runs_ms.is_empty();
+    let Some(fastest) = stats
+        .iter()
+        .filter(|s| s.alive())
+        .filter_map(|s| s.warmup_ms)
+        .reduce(f64::min)
+    else {
+        return;
+    };
+    for s in stats.iter_mut().skip(1).filter(alive) {
+        if s.warmup_ms
+            .is_some_and(|w| w > budget.warmup_loser * fastest)
+        {
+            s.dropped = Some(format!(
+                "warm-up over {}x the fastest warm-up",
+                budget.warmup_loser
+            ));
+        }
+    }
+}
+
 /// After one run a candidate over [`Budget::clear_loser`]x the leader is dropped; after
 /// two, one whose fastest run is over [`Budget::drop_ratio`]x the leader's median.
 fn drop_losers(stats: &mut [Stats], leader: f64, budget: &Budget) {
@@ -333,11 +340,18 @@ fn fail(s: &mut Stats, error: String) {
     s.error = Some(error);
 }
 
-/// The untuned kernel's median, else the leader's: the unit of the budget.
+/// The unit of the budget: the untuned kernel's fastest launch so far (the cost is reported
+/// against its median, which its later runs may lower), else the leader's median.
 fn reference_ms(stats: &[Stats]) -> Option<f64> {
     stats
         .first()
-        .and_then(Stats::median_ms)
+        .and_then(|s| {
+            s.runs_ms
+                .iter()
+                .copied()
+                .chain(s.warmup_ms)
+                .reduce(f64::min)
+        })
         .or_else(|| leader_median(stats))
         .filter(|&m| m > 0.0)
 }
@@ -368,177 +382,5 @@ fn separated(stats: &[Stats]) -> bool {
         .all(|(_, s)| s.runs_ms.len() >= SEPARATED_RUNS && s.p20_ms().is_some_and(|p20| p80 < p20))
 }
 
-/// The candidate of the least p20 and that time. A disturbance only slows a run (zero-copy
-/// memory has runs 2x slow for a few launches at a time), so the decision reads each
-/// candidate's faster runs: its p20 is its fastest run up to 3 runs, then its second.
-fn fastest(stats: &[Stats]) -> Option<(usize, f64)> {
-    stats
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.error.is_none())
-        .filter_map(|(i, s)| Some((i, s.p20_ms()?)))
-        .fold(None, |best, (i, m)| match best {
-            Some((_, b)) if b <= m => best,
-            _ => Some((i, m)),
-        })
-}
-
-/// Within the noise: a gap of p20s under 1%, or under 2% where the safer one's p20 reaches
-/// the faster one's p80.
-fn tie(fast: &Stats, safe: &Stats) -> bool {
-    let (Some(f), Some(s)) = (fast.p20_ms(), safe.p20_ms()) else {
-        return false;
-    };
-    let gap = s - f;
-    gap <= 0.01 * f || (gap <= 0.02 * f && safe.p20_ms().unwrap_or(s) <= fast.p80_ms().unwrap_or(f))
-}
-
-/// The most a wandering clock may take from the untuned kernel: see [`keeps_untuned`].
-const WANDER_CAP: f64 = 0.05;
-/// A paired gain over the untuned kernel this small never trades it: the pick is then
-/// within the bench's 1.02 of the untuned kernel whichever is kept.
-const PAIRED_FLOOR: f64 = 0.005;
-/// A paired gain over the untuned kernel this large always trades it; between
-/// [`PAIRED_FLOOR`] and this, it trades only when the rounds' ratios agree more closely
-/// than the gain (the spread of the ratios, an outer one left out from four rounds on, is
-/// under the gain). A pick taken on a steady 1% gain would have to drift by 3% between
-/// tuning and use to lose 2% to the untuned kernel; a kept untuned kernel costs at most 2%.
-const PAIRED_GAIN: f64 = 0.02;
-
-/// Whether the untuned kernel (`stats[0]`) stays against the fastest, `stats[fast]`. By
-/// paired ratios first: runs of one round went back to back, so drift over seconds
-/// (zero-copy times wander 2-5%) hits both alike. A paired gain is decisive over
-/// [`PAIRED_FLOOR`] with the rounds agreeing more closely than the gain, or over
-/// [`PAIRED_GAIN`]. A decisive gain of any candidate over the untuned kernel trades it (none
-/// is faster than the pick by p20, so the untuned kernel is slower than the pick too: a
-/// candidate added late may share no rounds with it); a paired comparison with the pick
-/// that is not decisive keeps it. Without one, it stays within [`tie`], or within the
-/// wander the session saw, the larger of the two's slowest-to-fastest run spreads
-/// (relative to their medians, at most [`WANDER_CAP`]).
-fn keeps_untuned(stats: &[Stats], fast: usize) -> bool {
-    let (safe, pick) = (&stats[0], &stats[fast]);
-    let paired: Vec<(usize, Paired)> = (1..stats.len())
-        .filter(|&i| stats[i].error.is_none())
-        .filter_map(|i| Some((i, paired_gain(&stats[i], safe)?)))
-        .collect();
-    if paired.iter().any(|&(_, p)| decisive(p)) {
-        return false;
-    }
-    if paired.iter().any(|&(i, _)| i == fast) {
-        return true;
-    }
-    let (Some(f), Some(s)) = (pick.p20_ms(), safe.p20_ms()) else {
-        return false;
-    };
-    let spread = |st: &Stats, m: f64| {
-        let hi = st.runs_ms.iter().copied().fold(0.0, f64::max);
-        match st.fastest_ms() {
-            Some(lo) if m > 0.0 => (hi - lo) / m,
-            _ => 0.0,
-        }
-    };
-    let wander = spread(pick, f).max(spread(safe, s)).min(WANDER_CAP);
-    tie(pick, safe) || s - f <= wander * f
-}
-
-/// Whether a paired gain trades the untuned kernel: [`steady`], or over [`PAIRED_GAIN`].
-fn decisive(p: Paired) -> bool {
-    steady(p) || p.gain > PAIRED_GAIN
-}
-
-/// Whether a paired gain is over [`PAIRED_FLOOR`] with the rounds agreeing more closely
-/// than the gain: what separates two tied plans.
-fn steady(p: Paired) -> bool {
-    p.gain > PAIRED_FLOOR && p.spread < p.gain
-}
-
-/// How much slower the untuned kernel ran than a pick, round by round.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Paired {
-    /// The lower median of `safe / fast - 1` over the shared rounds, so that one disturbed
-    /// run cannot decide.
-    gain: f64,
-    /// How far those ratios lie apart: their range, leaving out the highest and the lowest
-    /// from four rounds on (a disturbance slows one run).
-    spread: f64,
-}
-
-/// [`Paired`] of `safe` against `fast` over the rounds both ran in, or `None` with fewer
-/// than two such rounds.
-fn paired_gain(fast: &Stats, safe: &Stats) -> Option<Paired> {
-    let by_round = |s: &Stats| -> Vec<(u32, f64)> {
-        s.rounds
-            .iter()
-            .copied()
-            .zip(s.runs_ms.iter().copied())
-            .filter(|&(r, _)| r > 0)
-            .collect()
-    };
-    let fast_runs = by_round(fast);
-    let mut ratios: Vec<f64> = by_round(safe)
-        .into_iter()
-        .filter_map(|(r, s)| {
-            let (_, f) = fast_runs.iter().find(|(fr, _)| *fr == r)?;
-            (*f > 0.0).then(|| s / f - 1.0)
-        })
-        .filter(|g| g.is_finite())
-        .collect();
-    let n = ratios.len();
-    if n < 2 {
-        return None;
-    }
-    ratios.sort_by(f64::total_cmp);
-    let trim = usize::from(n >= 4);
-    Some(Paired {
-        gain: ratios[(n - 1) / 2],
-        spread: ratios[n - 1 - trim] - ratios[trim],
-    })
-}
-
-fn choose(stats: &[Stats]) -> (usize, String, bool) {
-    let Some((best, best_ms)) = fastest(stats) else {
-        return (
-            0,
-            "every candidate failed: the untuned plan is used".into(),
-            true,
-        );
-    };
-    // Candidates with timings that were not dropped for a failure may be kept on a tie,
-    // unless the rounds they shared with the fastest separate them; once the untuned kernel
-    // is traded away, not one that ran slower than it.
-    let untuned_ms = stats.first().and_then(Stats::p20_ms);
-    for (i, s) in stats.iter().enumerate().take(best) {
-        let within = if i == 0 {
-            keeps_untuned(stats, best)
-        } else {
-            tie(&stats[best], s)
-                && !paired_gain(&stats[best], s).is_some_and(steady)
-                && untuned_ms.is_none_or(|u| s.p20_ms().is_some_and(|m| m <= u))
-        };
-        if s.error.is_none() && within {
-            let ms = s.p20_ms().unwrap_or(f64::NAN);
-            return (
-                i,
-                format!(
-                    "within the noise of the fastest (candidate {best}, {best_ms:.4} ms): kept the safer candidate {i} ({ms:.4} ms)"
-                ),
-                false,
-            );
-        }
-    }
-    let untuned = stats
-        .first()
-        .and_then(Stats::p20_ms)
-        .map_or(String::new(), |u| {
-            format!(", {:.3}x faster than untuned", u / best_ms)
-        });
-    (
-        best,
-        format!("fastest p20 ({best_ms:.4} ms){untuned}"),
-        false,
-    )
-}
-
 #[cfg(test)]
-#[path = "session_tests.rs"]
 mod tests;
