@@ -44,6 +44,16 @@ pub fn time_ms<E: From<Error>>(
     stream: &CudaStream,
     enqueue: impl FnOnce() -> Result<(), E>,
 ) -> Result<f64, E> {
+    between_events(stream, enqueue, || ())
+}
+
+/// Milliseconds between a start event, the work `enqueue` puts on `stream` and an end
+/// event; `enqueued` runs once the end event is recorded, before the wait for it.
+fn between_events<E: From<Error>>(
+    stream: &CudaStream,
+    enqueue: impl FnOnce() -> Result<(), E>,
+    enqueued: impl FnOnce(),
+) -> Result<f64, E> {
     let start = stream
         .record_event(Some(CU_EVENT_DEFAULT))
         .map_err(cuda("cuEventRecord"))?;
@@ -51,6 +61,7 @@ pub fn time_ms<E: From<Error>>(
     let end = stream
         .record_event(Some(CU_EVENT_DEFAULT))
         .map_err(cuda("cuEventRecord"))?;
+    enqueued();
     end.synchronize().map_err(cuda("cuEventSynchronize"))?;
     let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
     Ok(f64::from(ms))
@@ -93,20 +104,11 @@ pub fn time_gated_ms<E: From<Error>>(
         drop(unsafe { Box::from_raw(gate) });
         return Err(cuda("cuLaunchHostFunc")(e).into());
     }
-    // Opens the gate when dropped: on every return, early ones included.
+    // Opens the gate when dropped: once the end event is recorded, or on an early return.
     let release = Release(release);
-    let start = stream
-        .record_event(Some(CU_EVENT_DEFAULT))
-        .map_err(cuda("cuEventRecord"))?;
-    enqueue()?;
-    let end = stream
-        .record_event(Some(CU_EVENT_DEFAULT))
-        .map_err(cuda("cuEventRecord"))?;
-    drop(release);
-    end.synchronize().map_err(cuda("cuEventSynchronize"))?;
-    let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+    let ms = between_events(stream, enqueue, move || drop(release))?;
     Ok(Gated {
-        ms: f64::from(ms),
+        ms,
         held: !timed_out.load(Ordering::Acquire),
     })
 }
