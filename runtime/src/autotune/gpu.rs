@@ -86,6 +86,28 @@ impl Autotuner {
 /// `MEMTUNE_TIMING_GATE=off` times every launch without holding the stream.
 pub const ENV_TIMING_GATE: &str = "MEMTUNE_TIMING_GATE";
 
+/// Whether launches are timed with the stream held: `MEMTUNE_TIMING_GATE` unset, empty or
+/// `on` holds it, `off` does not; any other value holds it, with a warning naming it.
+pub fn timing_gate_from_env() -> bool {
+    let value = std::env::var(ENV_TIMING_GATE).ok();
+    parse_timing_gate(value.as_deref()).unwrap_or_else(|warning| {
+        eprintln!("memtune: {warning}");
+        true
+    })
+}
+
+/// [`timing_gate_from_env`]'s reading of a value: `Err` words the warning for one that is
+/// neither `on` nor `off`.
+pub fn parse_timing_gate(value: Option<&str>) -> Result<bool, String> {
+    match value.map(str::trim) {
+        None | Some("" | "on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(format!(
+            "{ENV_TIMING_GATE}={other:?} is neither on nor off; timing with the stream held"
+        )),
+    }
+}
+
 /// The autotuner's clock: each launch timed with [`crate::gpu::time_gated_ms`], so that
 /// the host's launch latency, which varies by microseconds from launch to launch, does not
 /// count in the times of short kernels. A launch that waits on its own stream (a
@@ -97,12 +119,11 @@ pub struct Clock<'a> {
 }
 
 impl<'a> Clock<'a> {
-    /// A gated clock unless `MEMTUNE_TIMING_GATE=off`.
+    /// A gated clock unless `MEMTUNE_TIMING_GATE=off` ([`timing_gate_from_env`]).
     pub fn from_env(stream: &'a Arc<CudaStream>) -> Self {
-        let off = std::env::var(ENV_TIMING_GATE).is_ok_and(|v| v.trim() == "off");
         Clock {
             stream,
-            gated: !off,
+            gated: timing_gate_from_env(),
         }
     }
 

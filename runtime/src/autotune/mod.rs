@@ -29,7 +29,7 @@
 
 mod gpu;
 
-pub use gpu::{time_once, Clock, ENV_TIMING_GATE};
+pub use gpu::{parse_timing_gate, time_once, timing_gate_from_env, Clock, ENV_TIMING_GATE};
 
 use std::fmt;
 use std::path::Path;

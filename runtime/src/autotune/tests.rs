@@ -258,3 +258,16 @@ fn a_wrong_result_drops_the_candidate_and_stored_runs_report_no_launches() {
         .unwrap();
     assert_eq!(again.launches_now, 0);
 }
+
+#[test]
+fn the_timing_gate_setting_is_on_unless_off_and_a_typo_is_named() {
+    assert_eq!(super::parse_timing_gate(None), Ok(true));
+    assert_eq!(super::parse_timing_gate(Some(" on ")), Ok(true));
+    assert_eq!(super::parse_timing_gate(Some("")), Ok(true));
+    assert_eq!(super::parse_timing_gate(Some("off")), Ok(false));
+    let e = super::parse_timing_gate(Some("of")).unwrap_err();
+    assert!(
+        e.contains("MEMTUNE_TIMING_GATE=\"of\"") && e.contains("on nor off"),
+        "{e}"
+    );
+}

@@ -149,7 +149,7 @@ pub fn run(
 
     // Every kernel timing held until it is enqueued, as the autotuner's clock times, so
     // that the session and the sweep measure alike.
-    let gated = !std::env::var(memtune::autotune::ENV_TIMING_GATE).is_ok_and(|v| v.trim() == "off");
+    let gated = memtune::autotune::timing_gate_from_env();
     rt.set_gate(gated);
     let command: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
